@@ -1,0 +1,3 @@
+from hotline.cli import main
+
+raise SystemExit(main())

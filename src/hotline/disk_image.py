@@ -1,0 +1,112 @@
+"""The workload disk image: a raw ext4 file system (no partition table) made
+without root privileges or mounting, by mke2fs -d from a staging directory.
+
+It holds busybox-static with a link per applet, the guest init, the
+hotline-roi marker helper (static C) and every workload under /workloads.
+Images are reproducible: fixed UUID, hash seed and timestamps, so the same
+inputs give the same bytes, and they are cached by a hash of those inputs.
+"""
+
+import json
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from hotline import paths
+from hotline.console import phase, say
+from hotline.errors import HotlineError
+from hotline.hashing import hash_file, hash_files, hash_json, short
+
+RECIPE = 1
+BUSYBOX = Path("/bin/busybox")
+SIZE_MIB = 128
+EPOCH = 1704067200  # 2024-01-01T00:00:00Z, every timestamp in the image
+UUID = "6f8c3a1e-0000-4000-8000-686f746c696e"
+SOURCES = ("init", "roi", "workloads")
+
+
+@dataclass(frozen=True)
+class DiskImage:
+    key: str
+    directory: Path
+
+    @property
+    def path(self) -> Path:
+        return self.directory / "disk.img"
+
+    def info(self) -> dict:
+        return json.loads((self.directory / "image.json").read_text())
+
+
+def _tool_version(*command: str) -> str:
+    result = subprocess.run(command, capture_output=True, text=True)
+    return (result.stdout + result.stderr).strip().splitlines()[0]
+
+
+def image_inputs() -> dict:
+    if not BUSYBOX.is_file():
+        raise HotlineError(f"{BUSYBOX} is missing; install busybox-static (./hotline does it)")
+    sources = [p for d in SOURCES for p in (paths.DISK_IMAGES / d).rglob("*") if p.is_file()]
+    return {
+        "recipe": RECIPE,
+        "size_mib": SIZE_MIB,
+        "busybox": hash_file(BUSYBOX),
+        "busybox_version": _tool_version(str(BUSYBOX)),
+        "mke2fs": _tool_version("mke2fs", "-V"),
+        "compiler": _tool_version("gcc", "--version"),
+        "sources": hash_files(sources, paths.DISK_IMAGES),
+    }
+
+
+def build_image() -> DiskImage:
+    inputs = image_inputs()
+    key = hash_json(inputs)
+    final = paths.cache_dir() / "disk-images" / short(key)
+    image = DiskImage(key, final)
+    if (final / "image.json").is_file():
+        say(f"disk image: cached build {short(key)} reused ({image.path})")
+        return image
+    staging = final.with_name(final.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    with phase(f"disk image: building {short(key)}"):
+        root = staging / "root"
+        _populate(root)
+        _make_ext4(root, staging / "disk.img")
+        shutil.rmtree(root)
+        info = {"key": key, "inputs": inputs, "sha256": hash_file(staging / "disk.img")}
+        (staging / "image.json").write_text(json.dumps(info, indent=2) + "\n")
+    shutil.rmtree(final, ignore_errors=True)
+    staging.rename(final)
+    return image
+
+
+def _populate(root: Path) -> None:
+    for d in ("bin", "dev", "proc", "sys", "tmp", "workloads"):
+        (root / d).mkdir(parents=True)
+    shutil.copy2(BUSYBOX, root / "bin" / "busybox")
+    applets = subprocess.run([str(BUSYBOX), "--list"], capture_output=True, text=True,
+                             check=True).stdout.split()
+    for applet in applets:
+        if applet != "busybox":
+            (root / "bin" / applet).symlink_to("busybox")
+    shutil.copy2(paths.DISK_IMAGES / "init" / "init", root / "init")
+    subprocess.run(["gcc", "-static", "-O2", "-Wall", "-Wextra", "-Werror",
+                    "-o", str(root / "bin" / "hotline-roi"),
+                    str(paths.DISK_IMAGES / "roi" / "hotline-roi.c")], check=True)
+    shutil.copytree(paths.DISK_IMAGES / "workloads", root / "workloads", dirs_exist_ok=True)
+
+
+def _make_ext4(root: Path, image: Path) -> None:
+    # mke2fs copies each file's ctime from the staging directory, where it
+    # cannot be set; debugfs then sets every inode's times to EPOCH.
+    env = {"E2FSPROGS_FAKE_TIME": str(EPOCH), "PATH": "/usr/sbin:/sbin:/usr/bin:/bin"}
+    subprocess.run(["mke2fs", "-q", "-t", "ext4", "-d", str(root), "-U", UUID,
+                    "-E", f"hash_seed={UUID},root_owner=0:0", "-L", "hotline", "-F",
+                    str(image), f"{SIZE_MIB}M"], env=env, check=True)
+    entries = ["/"] + sorted("/" + str(p.relative_to(root)) for p in root.rglob("*"))
+    commands = "".join(f'sif "{p}" {field} @{EPOCH}\n'
+                       for p in entries for field in ("atime", "mtime", "ctime", "crtime"))
+    subprocess.run(["debugfs", "-w", "-f", "-", str(image)], input=commands, env=env,
+                   capture_output=True, text=True, check=True)

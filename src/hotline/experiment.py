@@ -1,0 +1,169 @@
+"""Running an experiment spec: build what it needs, run every combination of
+kernel variant x workload x system x repeat, record each run in its own
+directory with a manifest that names every input by hash.
+
+A run directory is created as .ID.running and renamed to ID only when the run
+succeeded (or ID.failed when it did not), so a directory named ID is always a
+complete, valid result.  A run whose inputs have not changed is not repeated.
+"""
+
+import json
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import hotline
+from hotline import paths, specs
+from hotline.console import elapsed, say
+from hotline.disk_image import DiskImage, build_image
+from hotline.errors import HotlineError
+from hotline.hashing import hash_file, hash_json, short
+from hotline.kernel.build import Kernel, build_kernel
+from hotline.simulate import qemu
+from hotline.workloads import load_workload
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    variant: str
+    system: str
+    workload: str
+    scale: str
+    params: tuple[tuple[str, int], ...]
+    overrides: tuple[tuple[str, int], ...]
+    repeat: int
+
+    @property
+    def run_id(self) -> str:
+        label = "-".join([self.workload, self.scale] + [f"{k}{v}" for k, v in self.overrides])
+        return f"{self.variant}--{label}--{self.system}--r{self.repeat}"
+
+
+@dataclass
+class RunResult:
+    run_id: str
+    directory: Path
+    failure: str | None
+    reused: bool = False
+
+
+def plan(spec: specs.ExperimentSpec) -> list[PlannedRun]:
+    runs = []
+    for variant in spec.variants:
+        for ref in spec.workloads:
+            params = load_workload(ref.name).resolve_params(ref.scale, ref.params)
+            for system in spec.systems:
+                for repeat in range(spec.repeats):
+                    runs.append(PlannedRun(variant, system, ref.name, ref.scale,
+                                           tuple(sorted(params.items())),
+                                           tuple(sorted(ref.params.items())), repeat))
+    return runs
+
+
+def hotline_revision() -> str:
+    """The git commit of this checkout, marked dirty if it has local changes."""
+    def git(*args):
+        return subprocess.run(["git", "-C", str(paths.REPO), *args],
+                              capture_output=True, text=True).stdout.strip()
+    head = git("rev-parse", "HEAD") or "unknown"
+    return head + ("-dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
+
+
+def run_inputs(run: PlannedRun, spec: specs.ExperimentSpec, kernel: Kernel,
+               image: DiskImage, append: str) -> dict:
+    """Everything that determines a run's result; its hash is the run's key."""
+    kernel_info = kernel.info()
+    return {
+        "kernel": {"variant": run.variant, "key": kernel.key,
+                   "version": kernel_info["kernel_version"],
+                   "source": kernel_info["inputs"]["source"],
+                   "outputs": kernel_info["outputs"]},
+        "disk_image": {"key": image.key, "sha256": image.info()["sha256"]},
+        "system": {"name": run.system, "sha256": hash_file(specs.system_path(run.system)),
+                   "spec": specs.load_system(run.system).model_dump()},
+        "workload": {"name": run.workload, "scale": run.scale, "params": dict(run.params)},
+        "backend": {"name": spec.backend, "version": qemu.qemu_version(), "mode": spec.mode,
+                    "plugin": None},
+        "kernel_command_line": append,
+        "repeat": run.repeat,
+    }
+
+
+def execute(run: PlannedRun, spec: specs.ExperimentSpec, spec_path: Path, kernel: Kernel,
+            image: DiskImage, out_dir: Path, rerun: bool) -> RunResult:
+    system = specs.load_system(run.system)
+    append = qemu.kernel_command_line(run.workload, dict(run.params))
+    inputs = run_inputs(run, spec, kernel, image, append)
+    key = hash_json(inputs)
+    final = out_dir / run.run_id
+    manifest_path = final / "manifest.json"
+    if not rerun and manifest_path.is_file():
+        if json.loads(manifest_path.read_text())["key"] == key:
+            say(f"run {run.run_id}: inputs unchanged, result reused ({final})")
+            return RunResult(run.run_id, final, None, reused=True)
+
+    work = out_dir / f".{run.run_id}.running"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    serial_log = work / "guest.log"
+    cmd = qemu.command(bzimage=kernel.bzimage, disk=image.path, cpus=system.cpus,
+                       memory_mib=system.memory_mib, cpu_model=system.qemu.cpu_model,
+                       mode=spec.mode, append=append, serial_log=serial_log)
+    say(f"run {run.run_id}: booting {system.cpus} vCPUs ({spec.mode} mode)")
+    outcome = qemu.run(cmd, work, serial_log, cpus=system.cpus, timeout_s=spec.timeout_s,
+                       label=f"run {run.run_id}")
+    manifest = {
+        "run_id": run.run_id,
+        "key": key,
+        "status": "failed" if outcome.failure else "ok",
+        "failure": outcome.failure,
+        "inputs": inputs,
+        "experiment": {"path": str(spec_path), "sha256": hash_file(spec_path)},
+        "hotline": {"version": hotline.__version__, "revision": hotline_revision()},
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "wall_seconds": round(outcome.wall_s, 1),
+        "guest": {"cpus_brought_up": outcome.report.cpus_brought_up,
+                  "cpus_online": outcome.report.cpus_online,
+                  "summary": outcome.report.summary},
+    }
+    (work / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    target = final if outcome.failure is None else final.with_name(final.name + ".failed")
+    shutil.rmtree(target, ignore_errors=True)
+    if outcome.failure is None:
+        shutil.rmtree(final.with_name(final.name + ".failed"), ignore_errors=True)
+    work.rename(target)
+    if outcome.failure:
+        tail = "\n".join(serial_log.read_text(errors="replace").splitlines()[-15:]
+                         if serial_log.exists() else [])
+        say(f"run {run.run_id}: FAILED: {outcome.failure}\n"
+            f"--- last lines of {target / 'guest.log'} ---\n{tail}")
+    else:
+        say(f"run {run.run_id}: ok in {elapsed(outcome.wall_s)}: {outcome.report.summary}")
+    return RunResult(run.run_id, target, outcome.failure)
+
+
+def run_experiment(spec_path: Path, *, rerun: bool = False,
+                   kernel_source: str | None = None) -> list[RunResult]:
+    spec = specs.load_experiment(spec_path)
+    if spec.backend != "qemu":
+        raise HotlineError(f"{spec_path}: backend '{spec.backend}' is not implemented yet; "
+                           "use backend = \"qemu\"")
+    runs = plan(spec)
+    say(f"experiment {spec_path.stem}: {len(runs)} run(s): {len(spec.variants)} variant(s) x "
+        f"{len(spec.workloads)} workload(s) x {len(spec.systems)} system(s) x "
+        f"{spec.repeats} repeat(s)")
+    start = time.monotonic()
+    image = build_image()
+    kernels = {v: build_kernel(v, kernel_source) for v in spec.variants}
+    out_dir = paths.results_dir() / spec_path.stem
+    results = [execute(r, spec, spec_path, kernels[r.variant], image, out_dir, rerun)
+               for r in runs]
+    failed = [r for r in results if r.failure]
+    say(f"experiment {spec_path.stem}: {len(results) - len(failed)} ok, {len(failed)} failed, "
+        f"in {elapsed(time.monotonic() - start)}; results in {out_dir}")
+    for r in failed:
+        say(f"  failed: {r.run_id}: {r.failure} ({r.directory / 'guest.log'})")
+    return results

@@ -1,0 +1,1 @@
+"""Kernels: source, configuration, variants (patch series) and cached builds."""

@@ -1,0 +1,167 @@
+"""Cached kernel builds.
+
+A kernel is named by a hash of everything that goes into it: the source
+identity, the common config fragments, Debian's values for the matched
+options, the variant's patches and fragment, the compiler and this recipe.
+An existing artifact with that key is reused; otherwise the variant is built
+in a fixed work directory (fixed paths let ccache share objects between
+variants) and its outputs are moved into place only when complete.
+"""
+
+import fcntl
+import json
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from hotline import paths
+from hotline.console import Ticker, elapsed, phase, say
+from hotline.errors import HotlineError
+from hotline.hashing import hash_file, hash_json, short
+from hotline.kernel import config, layout, source as kernel_source
+from hotline.kernel.variants import apply_patches, load_variant
+
+# Bump when the build steps change in a way that changes the outputs.
+RECIPE = 1
+OUTPUTS = ("bzImage", "vmlinux", "System.map", "config")
+# Reproducible builds: no host name, user or date in the image.
+BUILD_ENV = {"KBUILD_BUILD_TIMESTAMP": "2024-01-01 00:00:00 UTC",
+             "KBUILD_BUILD_USER": "hotline", "KBUILD_BUILD_HOST": "hotline"}
+
+
+@dataclass(frozen=True)
+class Kernel:
+    variant: str
+    key: str
+    directory: Path
+
+    @property
+    def bzimage(self) -> Path:
+        return self.directory / "bzImage"
+
+    @property
+    def vmlinux(self) -> Path:
+        return self.directory / "vmlinux"
+
+    def info(self) -> dict:
+        return json.loads((self.directory / "kernel.json").read_text())
+
+
+def compiler_version() -> str:
+    return subprocess.run(["gcc", "--version"], capture_output=True, text=True,
+                          check=True).stdout.splitlines()[0]
+
+
+def kernel_inputs(variant_name: str, src: kernel_source.KernelSource) -> dict:
+    """Everything the build depends on, as a JSON-able dict; its hash is the key."""
+    variant = load_variant(variant_name)
+    return {
+        "recipe": RECIPE,
+        "source": src.identity,
+        "base_fragment": hash_file(config.BASE_FRAGMENT),
+        "debian_matched": config.debian_matched(),
+        "variant": variant_name,
+        "variant_files": {p.name: hash_file(p) for p in variant.input_files()},
+        "compiler": compiler_version(),
+    }
+
+
+def build_kernel(variant_name: str, source_override: str | None = None) -> Kernel:
+    src = kernel_source.resolve(source_override)
+    inputs = kernel_inputs(variant_name, src)
+    key = hash_json(inputs)
+    root = paths.cache_dir() / "kernels"
+    final = root / f"{variant_name}-{short(key)}"
+    kernel = Kernel(variant_name, key, final)
+    if (final / "kernel.json").is_file():
+        say(f"kernel {variant_name}: cached build {short(key)} reused ({final})")
+        return kernel
+
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / "build.lock", "w") as lock:
+        # One build at a time: they share the work directory (and two on two
+        # cores would only slow each other down).
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (final / "kernel.json").is_file():
+            say(f"kernel {variant_name}: built meanwhile by another process, reused")
+            return kernel
+        _build(variant_name, src, inputs, key, final)
+    return kernel
+
+
+def _build(variant_name, src, inputs, key, final: Path) -> None:
+    variant = load_variant(variant_name)
+    work = paths.cache_dir() / "kernel-work"
+    tree, objdir = work / "src", work / "obj"
+    staging = final.with_name(final.name + ".partial")
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.rmtree(staging, ignore_errors=True)
+    objdir.mkdir(parents=True)
+    staging.mkdir(parents=True)
+    log_path = staging / "build.log"
+    start = time.monotonic()
+    say(f"kernel {variant_name}: building Linux {src.version} (key {short(key)}), "
+        f"log in {log_path}")
+
+    with open(log_path, "w") as log:
+        with phase(f"kernel {variant_name}: preparing source"):
+            # Hard links: a cheap private copy; patch(1) replaces the files it
+            # changes instead of writing through the links.
+            subprocess.run(["cp", "-al", str(src.tree), str(tree)], check=True)
+            apply_patches(variant, tree)
+
+        with phase(f"kernel {variant_name}: configuring"):
+            debian_fragment = objdir.parent / "debian-matched.config"
+            debian_fragment.write_text(config.format_fragment(inputs["debian_matched"]))
+            fragments = [config.BASE_FRAGMENT, debian_fragment]
+            if variant.config_fragment:
+                fragments.append(variant.config_fragment)
+            config.merge(tree, objdir, fragments, log)
+            requested = config.requested_options([config.read_config(f) for f in fragments])
+            dropped = config.dropped_options(requested, config.read_config(objdir / ".config"))
+            if dropped:
+                raise HotlineError(f"kernel {variant_name}: Kconfig dropped {len(dropped)} "
+                                   f"requested option(s): {'; '.join(dropped)}")
+
+        _make(tree, objdir, log, log_path, variant_name)
+
+    for name, built in zip(OUTPUTS, ("arch/x86/boot/bzImage", "vmlinux", "System.map", ".config")):
+        shutil.copy2(objdir / built, staging / name)
+    with phase(f"kernel {variant_name}: reading struct page layout from vmlinux"):
+        facts = layout.read_layout(staging / "vmlinux")
+    (staging / "layout.json").write_text(json.dumps(facts, indent=2) + "\n")
+    info = {"variant": variant_name, "key": key, "inputs": inputs,
+            "kernel_version": src.version, "build_seconds": round(time.monotonic() - start, 1),
+            "outputs": {name: hash_file(staging / name) for name in OUTPUTS}}
+    (staging / "kernel.json").write_text(json.dumps(info, indent=2) + "\n")
+    staging.rename(final)
+    shutil.rmtree(work, ignore_errors=True)
+    say(f"kernel {variant_name}: built in {elapsed(time.monotonic() - start)} -> {final}")
+
+
+def _make(tree: Path, objdir: Path, log, log_path: Path, variant_name: str) -> None:
+    ccache = paths.cache_dir() / "ccache"
+    env = dict(os.environ, **BUILD_ENV, CCACHE_DIR=str(ccache), CCACHE_MAXSIZE="5G")
+    jobs = os.cpu_count() or 1
+    command = ["make", "-C", str(tree), f"O={objdir}", f"-j{jobs}", "CC=ccache gcc",
+               "bzImage", "vmlinux"]
+    log.write(f"$ {' '.join(command)}\n")
+    log.flush()
+    ticker = Ticker(f"kernel {variant_name}: compiling")
+    with phase(f"kernel {variant_name}: compiling with {jobs} jobs"):
+        proc = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+        while proc.poll() is None:
+            time.sleep(1)
+            ticker.tick(f"{_count_objects(log_path)} files compiled")
+    if proc.returncode != 0:
+        tail = "\n".join(log_path.read_text(errors="replace").splitlines()[-30:])
+        raise HotlineError(f"kernel {variant_name}: make failed (exit {proc.returncode}); "
+                           f"last lines of {log_path}:\n{tail}")
+
+
+def _count_objects(log_path: Path) -> int:
+    with open(log_path, errors="replace") as f:
+        return sum(1 for line in f if line.startswith("  CC "))

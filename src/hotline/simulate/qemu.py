@@ -1,0 +1,112 @@
+"""The QEMU backend: full-system TCG emulation of a PC with the system spec's
+CPUs and memory, the kernel given with -kernel, the disk image on the PIIX IDE
+controller (read-only underneath: snapshot=on keeps the cached image
+pristine), and the serial console written to a file.
+
+Two modes, recorded with every result:
+- deterministic: single-threaded round-robin TCG with a virtual instruction
+  counter (-icount shift=0,sleep=off,align=off), a virtual-time RTC with a
+  fixed base date and a fixed seed for the guest's RDRAND; the same inputs
+  give the same guest execution.
+- parallel: multi-threaded TCG, one host thread per vCPU, real time; faster
+  on a many-core host, interleavings not reproducible.
+"""
+
+import shlex
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from hotline.console import Ticker
+from hotline.simulate import guest_log
+
+QEMU = "qemu-system-x86_64"
+BASE_DATE = "2024-01-01T00:00:00"
+MODES = ("deterministic", "parallel")
+
+
+def qemu_version() -> str:
+    out = subprocess.run([QEMU, "--version"], capture_output=True, text=True, check=True)
+    return out.stdout.splitlines()[0]
+
+
+def kernel_command_line(workload: str, params: dict[str, int], markers: str = "nop") -> str:
+    words = ["console=ttyS0", "root=/dev/sda", "rw", "init=/init",
+             # Fixed kernel and vmemmap addresses for attribution.
+             "nokaslr", "no5lvl",
+             # A panic reboots at once, which -no-reboot turns into an exit.
+             "panic=-1",
+             f"hotline.markers={markers}", f"hotline.workload={workload}"]
+    words += [f"hotline.arg.{k}={v}" for k, v in sorted(params.items())]
+    return " ".join(words)
+
+
+def command(*, bzimage: Path, disk: Path, cpus: int, memory_mib: int, cpu_model: str,
+            mode: str, append: str, serial_log: Path) -> list[str]:
+    if mode not in MODES:
+        raise ValueError(f"mode {mode!r} is not one of {MODES}")
+    cmd = [QEMU, "-machine", "pc", "-cpu", cpu_model, "-smp", str(cpus),
+           "-m", f"{memory_mib}M",
+           "-nodefaults", "-no-user-config", "-display", "none", "-monitor", "none",
+           "-serial", f"file:{serial_log}", "-no-reboot",
+           "-kernel", str(bzimage), "-append", append,
+           "-drive", f"file={disk},format=raw,if=ide,index=0,media=disk,snapshot=on"]
+    if mode == "deterministic":
+        cmd += ["-accel", "tcg,thread=single",
+                "-icount", "shift=0,sleep=off,align=off",
+                "-rtc", f"base={BASE_DATE},clock=vm", "-seed", "1"]
+    else:
+        cmd += ["-accel", "tcg,thread=multi", "-rtc", f"base={BASE_DATE},clock=host"]
+    return cmd
+
+
+@dataclass
+class Outcome:
+    failure: str | None       # None: the guest ran to its end and reported success
+    report: guest_log.GuestReport
+    wall_s: float
+
+
+def run(cmd: list[str], run_dir: Path, serial_log: Path, *, cpus: int, timeout_s: int,
+        label: str) -> Outcome:
+    """Run QEMU to the guest's power-off; kill it on panic or timeout."""
+    (run_dir / "command.sh").write_text(shlex.join(cmd) + "\n")
+    start = time.monotonic()
+    ticker = Ticker(label)
+    killed_for = None
+    with open(run_dir / "qemu.log", "w") as qemu_log:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=qemu_log,
+                                stderr=subprocess.STDOUT)
+        try:
+            while proc.poll() is None:
+                time.sleep(0.5)
+                text = serial_log.read_text(errors="replace") if serial_log.exists() else ""
+                report = guest_log.parse(text)
+                if report.panicked:
+                    time.sleep(2)  # let the panic message reach the log
+                    killed_for = "the guest kernel panicked or oopsed"
+                elif time.monotonic() - start > timeout_s:
+                    killed_for = f"timed out after {timeout_s} s"
+                if killed_for:
+                    proc.kill()
+                    break
+                ticker.tick(_stage(report))
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+    wall_s = time.monotonic() - start
+    report = guest_log.parse(serial_log.read_text(errors="replace") if serial_log.exists() else "")
+    failure = killed_for or guest_log.failure_reason(report, cpus)
+    if failure is None and proc.returncode != 0:
+        failure = f"QEMU exited with status {proc.returncode}; see {run_dir / 'qemu.log'}"
+    return Outcome(failure, report, wall_s)
+
+
+def _stage(report: guest_log.GuestReport) -> str:
+    if report.cpus_online is None:
+        return "guest booting"
+    if report.workload_status is None:
+        return f"workload running on {report.cpus_online} CPUs"
+    return "guest powering off"

@@ -1,0 +1,180 @@
+"""System specs and experiment specs: TOML files in configs/, validated in full
+before anything is built.
+
+A system spec (configs/systems/NAME.toml) describes a simulated machine for
+both backends: cores, memory, cache geometry and latencies.  An experiment spec
+(configs/experiments/NAME.toml) is the matrix kernel variants x workloads x
+systems x repeats.  Errors name the file, the key and what is allowed.
+"""
+
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from hotline import paths
+from hotline.errors import HotlineError
+from hotline.kernel.variants import available_variants
+from hotline.workloads import load_workload
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _power_of_two(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
+
+
+class Cache(Strict):
+    size_kib: int = Field(gt=0)
+    assoc: int = Field(gt=0)
+    latency_cycles: int = Field(gt=0)
+
+
+class Caches(Strict):
+    line_bytes: int = 64
+    inclusion: Literal["inclusive", "non-inclusive", "exclusive"] = "non-inclusive"
+    l1i: Cache
+    l1d: Cache
+    l2: Cache
+    l3: Cache | None = None
+
+    @model_validator(mode="after")
+    def _geometry(self):
+        if not _power_of_two(self.line_bytes) or self.line_bytes < 8:
+            raise ValueError(f"line_bytes {self.line_bytes} must be a power of two >= 8")
+        for level in ("l1i", "l1d", "l2", "l3"):
+            cache = getattr(self, level)
+            if cache is None:
+                continue
+            size = cache.size_kib * 1024
+            ways_bytes = cache.assoc * self.line_bytes
+            if size % ways_bytes or not _power_of_two(size // ways_bytes):
+                raise ValueError(
+                    f"{level}: {cache.size_kib} KiB with {cache.assoc} ways of "
+                    f"{self.line_bytes}-byte lines does not give a power-of-two number of sets")
+        return self
+
+
+class Latency(Strict):
+    memory_cycles: int = Field(gt=0)
+    cache_to_cache_cycles: int = Field(gt=0)
+
+
+class StoreBuffer(Strict):
+    entries: int = Field(default=32, gt=0)
+    window_instructions: int = Field(default=64, gt=0)
+
+
+class QemuSettings(Strict):
+    cpu_model: str = "max,la57=off"
+
+
+class SystemSpec(Strict):
+    description: str
+    cpus: int = Field(ge=1, le=64)
+    memory_mib: int = Field(ge=128)
+    caches: Caches
+    latency: Latency
+    store_buffer: StoreBuffer = StoreBuffer()
+    qemu: QemuSettings = QemuSettings()
+
+
+class WorkloadRef(Strict):
+    name: str
+    scale: str = "default"
+    params: dict[str, int] = {}
+
+
+class ExperimentSpec(Strict):
+    description: str
+    backend: Literal["qemu", "gem5"] = "qemu"
+    mode: Literal["deterministic", "parallel"] = "deterministic"
+    repeats: int = Field(default=1, ge=1)
+    timeout_s: int = Field(default=1800, gt=0)
+    variants: list[str] = Field(min_length=1)
+    systems: list[str] = Field(min_length=1)
+    workloads: list[WorkloadRef] = Field(min_length=1)
+
+
+def _allowed_keys(model: type[BaseModel], loc: tuple) -> list[str]:
+    """The keys allowed where `loc` points, by walking the model's fields."""
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            continue
+        annotation = model.model_fields[part].annotation
+        for candidate in getattr(annotation, "__args__", ()) + (annotation,):
+            if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+                model = candidate
+                break
+    return sorted(model.model_fields)
+
+
+def _one_line(path: Path, model: type[BaseModel], error: ValidationError) -> str:
+    first = error.errors()[0]
+    loc = first["loc"]
+    key = ".".join(str(p) for p in loc) or "(top level)"
+    if first["type"] == "extra_forbidden":
+        return f"{path}: unknown key '{key}'; allowed here: {', '.join(_allowed_keys(model, loc))}"
+    if first["type"] == "missing":
+        return f"{path}: missing key '{key}'"
+    return f"{path}: key '{key}': {first['msg']}"
+
+
+def _read_toml(path: Path) -> dict:
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except FileNotFoundError:
+        raise HotlineError(f"{path}: no such file") from None
+    except tomllib.TOMLDecodeError as e:
+        raise HotlineError(f"{path}: not valid TOML: {e}") from None
+
+
+def _parse(path: Path, model: type[BaseModel]):
+    try:
+        return model.model_validate(_read_toml(path))
+    except ValidationError as e:
+        raise HotlineError(_one_line(path, model, e)) from None
+
+
+def system_path(name: str) -> Path:
+    return paths.CONFIGS / "systems" / f"{name}.toml"
+
+
+def available_systems() -> list[str]:
+    return sorted(p.stem for p in (paths.CONFIGS / "systems").glob("*.toml"))
+
+
+def load_system(name: str) -> SystemSpec:
+    path = system_path(name)
+    if not path.is_file():
+        raise HotlineError(f"unknown system '{name}'; available: {', '.join(available_systems())}")
+    return _parse(path, SystemSpec)
+
+
+def load_experiment(path: Path) -> ExperimentSpec:
+    """Parse and check an experiment spec, including every system, variant and
+    workload it names, so that a bad spec fails before anything is built."""
+    spec = _parse(path, ExperimentSpec)
+    variants = available_variants()
+    for i, name in enumerate(spec.variants):
+        if name not in variants:
+            raise HotlineError(f"{path}: key 'variants.{i}': unknown variant '{name}'; "
+                               f"available: {', '.join(variants)}")
+    for i, name in enumerate(spec.systems):
+        if name not in available_systems():
+            raise HotlineError(f"{path}: key 'systems.{i}': unknown system '{name}'; "
+                               f"available: {', '.join(available_systems())}")
+        try:
+            load_system(name)
+        except HotlineError as e:
+            raise HotlineError(f"{path}: key 'systems.{i}': {e}") from None
+    for i, ref in enumerate(spec.workloads):
+        try:
+            load_workload(ref.name).resolve_params(ref.scale, ref.params)
+        except HotlineError as e:
+            raise HotlineError(f"{path}: key 'workloads.{i}': {e}") from None
+    return spec
