@@ -1,13 +1,19 @@
-"""The workload disk image: a raw ext4 file system (no partition table) made
-without root privileges or mounting, by mke2fs -d from a staging directory.
+"""The guest's userland, in two containers made from one staging tree:
 
-It holds busybox-static with a link per applet, the guest init, the
+- disk.img: a raw ext4 file system (no partition table) made without root
+  privileges or mounting, by mke2fs -d; the root disk on the PIIX IDE
+  controller (and gem5's X86Board).
+- initramfs.cpio: the same files as an uncompressed newc cpio archive, for
+  boots that must not touch a disk (see simulate/qemu.py: deterministic mode).
+
+Both hold busybox-static with a link per applet, the guest init, the
 hotline-roi marker helper (static C) and every workload under /workloads.
-Images are reproducible: fixed UUID, hash seed and timestamps, so the same
+They are reproducible: fixed UUID, hash seed and timestamps, so the same
 inputs give the same bytes, and they are cached by a hash of those inputs.
 """
 
 import json
+import os
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -18,7 +24,7 @@ from hotline.console import phase, say
 from hotline.errors import HotlineError
 from hotline.hashing import hash_file, hash_files, hash_json, short
 
-RECIPE = 1
+RECIPE = 2
 BUSYBOX = Path("/bin/busybox")
 SIZE_MIB = 128
 EPOCH = 1704067200  # 2024-01-01T00:00:00Z, every timestamp in the image
@@ -34,6 +40,10 @@ class DiskImage:
     @property
     def path(self) -> Path:
         return self.directory / "disk.img"
+
+    @property
+    def initramfs(self) -> Path:
+        return self.directory / "initramfs.cpio"
 
     def info(self) -> dict:
         return json.loads((self.directory / "image.json").read_text())
@@ -73,9 +83,11 @@ def build_image() -> DiskImage:
     with phase(f"disk image: building {short(key)}"):
         root = staging / "root"
         _populate(root)
+        _make_cpio(root, staging / "initramfs.cpio")
         _make_ext4(root, staging / "disk.img")
         shutil.rmtree(root)
-        info = {"key": key, "inputs": inputs, "sha256": hash_file(staging / "disk.img")}
+        info = {"key": key, "inputs": inputs, "sha256": hash_file(staging / "disk.img"),
+                "initramfs_sha256": hash_file(staging / "initramfs.cpio")}
         (staging / "image.json").write_text(json.dumps(info, indent=2) + "\n")
     shutil.rmtree(final, ignore_errors=True)
     staging.rename(final)
@@ -92,21 +104,44 @@ def _populate(root: Path) -> None:
         if applet != "busybox":
             (root / "bin" / applet).symlink_to("busybox")
     shutil.copy2(paths.DISK_IMAGES / "init" / "init", root / "init")
-    subprocess.run(["gcc", "-static", "-O2", "-Wall", "-Wextra", "-Werror",
-                    "-o", str(root / "bin" / "hotline-roi"),
-                    str(paths.DISK_IMAGES / "roi" / "hotline-roi.c")], check=True)
+    _run(["gcc", "-static", "-O2", "-Wall", "-Wextra", "-Werror",
+          "-o", str(root / "bin" / "hotline-roi"),
+          str(paths.DISK_IMAGES / "roi" / "hotline-roi.c")])
     shutil.copytree(paths.DISK_IMAGES / "workloads", root / "workloads", dirs_exist_ok=True)
+
+
+def _entries(root: Path) -> list[str]:
+    """Every path in the tree, root first, in a fixed order."""
+    return ["/"] + sorted("/" + str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+def _make_cpio(root: Path, archive: Path) -> None:
+    for entry in _entries(root):
+        os.utime(root / entry.lstrip("/") if entry != "/" else root, (EPOCH, EPOCH),
+                 follow_symlinks=False)
+    names = "".join(f".{e}\0" if e != "/" else ".\0" for e in _entries(root))
+    with open(archive, "wb") as out:
+        result = subprocess.run(["cpio", "--null", "--create", "--format=newc", "--reproducible",
+                                 "--owner=0:0", "--quiet"], cwd=root, input=names.encode(),
+                                stdout=out, stderr=subprocess.PIPE)
+    if result.returncode != 0:
+        raise HotlineError(f"disk image: cpio failed: {result.stderr.decode().strip()}")
 
 
 def _make_ext4(root: Path, image: Path) -> None:
     # mke2fs copies each file's ctime from the staging directory, where it
     # cannot be set; debugfs then sets every inode's times to EPOCH.
     env = {"E2FSPROGS_FAKE_TIME": str(EPOCH), "PATH": "/usr/sbin:/sbin:/usr/bin:/bin"}
-    subprocess.run(["mke2fs", "-q", "-t", "ext4", "-d", str(root), "-U", UUID,
-                    "-E", f"hash_seed={UUID},root_owner=0:0", "-L", "hotline", "-F",
-                    str(image), f"{SIZE_MIB}M"], env=env, check=True)
-    entries = ["/"] + sorted("/" + str(p.relative_to(root)) for p in root.rglob("*"))
+    _run(["mke2fs", "-q", "-t", "ext4", "-d", str(root), "-U", UUID,
+          "-E", f"hash_seed={UUID},root_owner=0:0", "-L", "hotline", "-F",
+          str(image), f"{SIZE_MIB}M"], env=env)
     commands = "".join(f'sif "{p}" {field} @{EPOCH}\n'
-                       for p in entries for field in ("atime", "mtime", "ctime", "crtime"))
-    subprocess.run(["debugfs", "-w", "-f", "-", str(image)], input=commands, env=env,
-                   capture_output=True, text=True, check=True)
+                       for p in _entries(root) for field in ("atime", "mtime", "ctime", "crtime"))
+    _run(["debugfs", "-w", "-f", "-", str(image)], input=commands, env=env)
+
+
+def _run(command: list[str], **kwargs) -> None:
+    result = subprocess.run(command, capture_output=True, text=True, **kwargs)
+    if result.returncode != 0:
+        raise HotlineError(f"disk image: {command[0]} failed (exit {result.returncode}): "
+                           f"{result.stderr.strip()}")

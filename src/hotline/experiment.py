@@ -22,6 +22,7 @@ from hotline.disk_image import DiskImage, build_image
 from hotline.errors import HotlineError
 from hotline.hashing import hash_file, hash_json, short
 from hotline.kernel.build import Kernel, build_kernel
+from hotline.plugins import Plugin, build_plugin
 from hotline.simulate import qemu
 from hotline.workloads import load_workload
 
@@ -73,7 +74,7 @@ def hotline_revision() -> str:
 
 
 def run_inputs(run: PlannedRun, spec: specs.ExperimentSpec, kernel: Kernel,
-               image: DiskImage, append: str) -> dict:
+               image: DiskImage, plugin: Plugin | None, append: str) -> dict:
     """Everything that determines a run's result; its hash is the run's key."""
     kernel_info = kernel.info()
     return {
@@ -86,17 +87,17 @@ def run_inputs(run: PlannedRun, spec: specs.ExperimentSpec, kernel: Kernel,
                    "spec": specs.load_system(run.system).model_dump()},
         "workload": {"name": run.workload, "scale": run.scale, "params": dict(run.params)},
         "backend": {"name": spec.backend, "version": qemu.qemu_version(), "mode": spec.mode,
-                    "plugin": None},
+                    "plugin": plugin.manifest() if plugin else None},
         "kernel_command_line": append,
         "repeat": run.repeat,
     }
 
 
 def execute(run: PlannedRun, spec: specs.ExperimentSpec, spec_path: Path, kernel: Kernel,
-            image: DiskImage, out_dir: Path, rerun: bool) -> RunResult:
+            image: DiskImage, plugin: Plugin | None, out_dir: Path, rerun: bool) -> RunResult:
     system = specs.load_system(run.system)
     append = qemu.kernel_command_line(run.workload, dict(run.params))
-    inputs = run_inputs(run, spec, kernel, image, append)
+    inputs = run_inputs(run, spec, kernel, image, plugin, append)
     key = hash_json(inputs)
     final = out_dir / run.run_id
     manifest_path = final / "manifest.json"
@@ -111,7 +112,9 @@ def execute(run: PlannedRun, spec: specs.ExperimentSpec, spec_path: Path, kernel
     serial_log = work / "guest.log"
     cmd = qemu.command(bzimage=kernel.bzimage, disk=image.path, cpus=system.cpus,
                        memory_mib=system.memory_mib, cpu_model=system.qemu.cpu_model,
-                       mode=spec.mode, append=append, serial_log=serial_log)
+                       mode=spec.mode, append=append, serial_log=serial_log,
+                       plugin_args=(plugin.qemu_argument(work / f"{plugin.name}.out"),)
+                       if plugin else ())
     say(f"run {run.run_id}: booting {system.cpus} vCPUs ({spec.mode} mode)")
     outcome = qemu.run(cmd, work, serial_log, cpus=system.cpus, timeout_s=spec.timeout_s,
                        label=f"run {run.run_id}")
@@ -158,8 +161,9 @@ def run_experiment(spec_path: Path, *, rerun: bool = False,
     start = time.monotonic()
     image = build_image()
     kernels = {v: build_kernel(v, kernel_source) for v in spec.variants}
+    plugin = build_plugin(spec.plugin) if spec.plugin else None
     out_dir = paths.results_dir() / spec_path.stem
-    results = [execute(r, spec, spec_path, kernels[r.variant], image, out_dir, rerun)
+    results = [execute(r, spec, spec_path, kernels[r.variant], image, plugin, out_dir, rerun)
                for r in runs]
     failed = [r for r in results if r.failure]
     say(f"experiment {spec_path.stem}: {len(results) - len(failed)} ok, {len(failed)} failed, "

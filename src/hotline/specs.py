@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from hotline import paths
 from hotline.errors import HotlineError
 from hotline.kernel.variants import available_variants
+from hotline.plugins import available_plugins
 from hotline.workloads import load_workload
 
 
@@ -94,6 +95,7 @@ class ExperimentSpec(Strict):
     mode: Literal["deterministic", "parallel"] = "deterministic"
     repeats: int = Field(default=1, ge=1)
     timeout_s: int = Field(default=1800, gt=0)
+    plugin: str | None = None
     variants: list[str] = Field(min_length=1)
     systems: list[str] = Field(min_length=1)
     workloads: list[WorkloadRef] = Field(min_length=1)
@@ -172,6 +174,9 @@ def load_experiment(path: Path) -> ExperimentSpec:
             load_system(name)
         except HotlineError as e:
             raise HotlineError(f"{path}: key 'systems.{i}': {e}") from None
+    if spec.plugin is not None and spec.plugin not in available_plugins():
+        raise HotlineError(f"{path}: key 'plugin': unknown plugin '{spec.plugin}'; "
+                           f"available: {', '.join(available_plugins())}")
     for i, ref in enumerate(spec.workloads):
         try:
             load_workload(ref.name).resolve_params(ref.scale, ref.params)

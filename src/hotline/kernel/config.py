@@ -44,9 +44,11 @@ def format_fragment(options: dict[str, str]) -> str:
                    for k, v in options.items())
 
 
-def debian_matched(options_file: Path = DEBIAN_MATCHED,
-                   debian_config: Path = DEBIAN_CONFIG) -> dict[str, str]:
+def debian_matched(options_file: Path | None = None,
+                   debian_config: Path | None = None) -> dict[str, str]:
     """Debian's values for the options listed in options_file."""
+    options_file = options_file or DEBIAN_MATCHED
+    debian_config = debian_config or DEBIAN_CONFIG
     if not debian_config.is_file():
         raise HotlineError(f"Debian's kernel config {debian_config} is missing; "
                            "install the linux-config-6.1 package (./hotline does it)")

@@ -32,7 +32,9 @@ def qemu_version() -> str:
 
 
 def kernel_command_line(workload: str, params: dict[str, int], markers: str = "nop") -> str:
-    words = ["console=ttyS0", "root=/dev/sda", "rw", "init=/init",
+    # The root file system is read-only so that no disk write (atime,
+    # journal) lands inside a region of interest; workloads write to /tmp.
+    words = ["console=ttyS0", "root=/dev/sda", "ro", "init=/init",
              # Fixed kernel and vmemmap addresses for attribution.
              "nokaslr", "no5lvl",
              # A panic reboots at once, which -no-reboot turns into an exit.
@@ -43,7 +45,8 @@ def kernel_command_line(workload: str, params: dict[str, int], markers: str = "n
 
 
 def command(*, bzimage: Path, disk: Path, cpus: int, memory_mib: int, cpu_model: str,
-            mode: str, append: str, serial_log: Path) -> list[str]:
+            mode: str, append: str, serial_log: Path,
+            plugin_args: tuple[str, ...] = ()) -> list[str]:
     if mode not in MODES:
         raise ValueError(f"mode {mode!r} is not one of {MODES}")
     cmd = [QEMU, "-machine", "pc", "-cpu", cpu_model, "-smp", str(cpus),
@@ -58,6 +61,8 @@ def command(*, bzimage: Path, disk: Path, cpus: int, memory_mib: int, cpu_model:
                 "-rtc", f"base={BASE_DATE},clock=vm", "-seed", "1"]
     else:
         cmd += ["-accel", "tcg,thread=multi", "-rtc", f"base={BASE_DATE},clock=host"]
+    for argument in plugin_args:
+        cmd += ["-plugin", argument]
     return cmd
 
 

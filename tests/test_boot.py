@@ -1,0 +1,121 @@
+"""End to end: build (or reuse) the baseline kernel and the disk image, boot
+4 vCPUs under QEMU and check from the guest's own output that 4 CPUs came up
+and the fork storm finished its iterations; then the failure paths."""
+
+import json
+
+import pytest
+
+from hotline import paths
+from hotline.disk_image import build_image
+from hotline.experiment import run_experiment
+from hotline.kernel.build import build_kernel
+from hotline.simulate import qemu
+from hotline.workloads import load_workload
+from tests.conftest import require_tools
+
+pytestmark = pytest.mark.boot
+DEMO = paths.CONFIGS / "experiments" / "demo.toml"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def tools():
+    require_tools("qemu-system-x86_64", "make", "gcc", "mke2fs")
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HOTLINE_RESULTS", str(tmp_path_factory.mktemp("results")))
+        first = run_experiment(DEMO)
+        again = run_experiment(DEMO)
+    assert len(first) == 1
+    return first[0], again[0]
+
+
+def test_four_cpus_and_the_fork_storm_completed(demo):
+    run, _ = demo
+    assert run.failure is None, run.failure
+    log = (run.directory / "guest.log").read_text()
+    assert "smp: Brought up 1 node, 4 CPUs" in log
+    assert "hotline: cpus-online=0-3 count=4" in log
+    smoke = load_workload("forkstorm").scales["smoke"]
+    summary = json.loads(log.split("hotline-summary: ")[1].splitlines()[0])
+    assert summary["instances"] == smoke["instances"]
+    assert summary["iterations"] == smoke["iterations"]
+    assert summary["loops_completed"] == smoke["instances"] * smoke["iterations"]
+
+
+def test_manifest_names_every_input(demo):
+    run, _ = demo
+    manifest = json.loads((run.directory / "manifest.json").read_text())
+    inputs = manifest["inputs"]
+    assert manifest["status"] == "ok" and manifest["wall_seconds"] > 0
+    assert inputs["kernel"]["variant"] == "baseline"
+    assert inputs["kernel"]["version"].startswith("6.1.")
+    assert len(inputs["kernel"]["outputs"]["bzImage"]) == 64
+    assert len(inputs["disk_image"]["sha256"]) == 64
+    assert inputs["system"]["name"] == "skylake-4core" and inputs["system"]["spec"]["cpus"] == 4
+    assert inputs["workload"] == {"name": "forkstorm", "scale": "smoke",
+                                  "params": load_workload("forkstorm").scales["smoke"]}
+    assert inputs["backend"]["version"].startswith("QEMU emulator version 10.")
+    assert inputs["backend"]["mode"] == "deterministic"
+    assert "nokaslr" in inputs["kernel_command_line"]
+    assert (run.directory / "command.sh").read_text().startswith("qemu-system-x86_64 ")
+
+
+def test_unchanged_run_is_reused(demo):
+    run, again = demo
+    assert again.reused and again.directory == run.directory
+
+
+def test_layout_facts_of_the_built_kernel():
+    layout = json.loads((build_kernel("baseline").directory / "layout.json").read_text())
+    assert layout["sizeof"] == 64
+    fields = {f["name"]: f for f in layout["fields"] if f["primary"]}
+    assert fields["flags"]["offset"] == 0 and fields["flags"]["size"] == 8
+    assert fields["_refcount"]["size"] == 4
+    assert layout["flag_bits"]["PG_locked"] == 0
+    assert layout["symbols"]["vmemmap_base"] == "0xffffea0000000000"
+
+
+def boot(tmp_path, append):
+    kernel, image = build_kernel("baseline"), build_image()
+    log = tmp_path / "guest.log"
+    cmd = qemu.command(bzimage=kernel.bzimage, disk=image.path, cpus=2, memory_mib=256,
+                       cpu_model="max,la57=off", mode="deterministic", append=append,
+                       serial_log=log)
+    return qemu.run(cmd, tmp_path, log, cpus=2, timeout_s=300, label="test boot")
+
+
+def test_unknown_workload_stops_the_guest_with_a_message(tmp_path):
+    outcome = boot(tmp_path, qemu.kernel_command_line("no-such-workload", {}))
+    assert outcome.failure == ("the guest reported: unknown workload 'no-such-workload'; "
+                               "known: forkstorm")
+
+
+def test_panic_fails_the_run(tmp_path):
+    append = qemu.kernel_command_line("forkstorm", {}).replace("root=/dev/sda", "root=/dev/sdz")
+    outcome = boot(tmp_path, append)
+    assert outcome.failure == "the guest kernel panicked or oopsed"
+
+
+def test_deterministic_mode_repeats_the_region_of_interest_exactly(tmp_path, monkeypatch):
+    """Two deterministic runs count the same instructions, loads and stores of
+    all vCPUs inside the region of interest (roi-count plugin)."""
+    spec = tmp_path / "determinism.toml"
+    spec.write_text(DEMO.read_text() + '\nplugin = "roi-count"\n')
+    monkeypatch.setenv("HOTLINE_RESULTS", str(tmp_path / "results"))
+    outputs = []
+    for _ in range(2):
+        (result,) = run_experiment(spec, rerun=True)
+        assert result.failure is None, result.failure
+        outputs.append((result.directory / "roi-count.out").read_text())
+    lines = outputs[0].splitlines()
+    assert len(lines) == 1 and lines[0].startswith("roi 0 insns=")
+    counts = dict(field.split("=") for field in lines[0].split()[2:])
+    # 40 loops of fork+exec of cat and wc: well over a million instructions,
+    # and both loads and stores among them.
+    assert int(counts["insns"]) > 1_000_000
+    assert 0 < int(counts["stores"]) < int(counts["loads"]) < int(counts["insns"])
+    assert outputs[1] == outputs[0]

@@ -1,0 +1,51 @@
+"""The QEMU command line for each mode (what DESIGN.md's measurements rely on)."""
+
+from pathlib import Path
+
+import pytest
+
+from hotline.simulate import qemu
+
+
+def cmd(mode):
+    return qemu.command(bzimage=Path("/k/bzImage"), disk=Path("/d/disk.img"), cpus=4,
+                        memory_mib=512, cpu_model="max,la57=off", mode=mode,
+                        append="console=ttyS0", serial_log=Path("/r/guest.log"))
+
+
+def option(command, name):
+    return command[command.index(name) + 1]
+
+
+def test_deterministic_mode():
+    c = cmd("deterministic")
+    assert option(c, "-accel") == "tcg,thread=single"
+    assert option(c, "-icount") == "shift=0,sleep=off,align=off"
+    assert option(c, "-rtc") == "base=2024-01-01T00:00:00,clock=vm"
+    assert option(c, "-seed") == "1"
+
+
+def test_parallel_mode():
+    c = cmd("parallel")
+    assert option(c, "-accel") == "tcg,thread=multi"
+    assert "-icount" not in c
+
+
+def test_common_settings():
+    c = cmd("deterministic")
+    assert option(c, "-smp") == "4" and option(c, "-m") == "512M"
+    assert option(c, "-machine") == "pc"
+    assert option(c, "-monitor") == "none" and option(c, "-display") == "none"
+    assert option(c, "-serial") == "file:/r/guest.log"
+    assert "-no-reboot" in c
+    assert option(c, "-drive") == "file=/d/disk.img,format=raw,if=ide,index=0,media=disk,snapshot=on"
+    with pytest.raises(ValueError):
+        cmd("fast")
+
+
+def test_kernel_command_line():
+    words = qemu.kernel_command_line("forkstorm", {"instances": 4, "iterations": 10}).split()
+    for required in ("nokaslr", "no5lvl", "console=ttyS0", "root=/dev/sda", "init=/init",
+                     "hotline.workload=forkstorm", "hotline.arg.instances=4",
+                     "hotline.arg.iterations=10", "hotline.markers=nop"):
+        assert required in words

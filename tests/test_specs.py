@@ -1,0 +1,132 @@
+"""Spec parsing and validation: every bad spec is rejected before anything is
+built, with one line naming the file, the key and what is allowed."""
+
+import pytest
+
+from hotline import paths, specs
+from hotline.errors import HotlineError
+
+GOOD = """
+description = "test"
+variants = ["baseline"]
+systems = ["skylake-4core"]
+workloads = [{ name = "forkstorm", scale = "smoke" }]
+"""
+
+
+def write(tmp_path, text, name="exp.toml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def reject(tmp_path, text) -> str:
+    path = write(tmp_path, text)
+    with pytest.raises(HotlineError) as e:
+        specs.load_experiment(path)
+    message = str(e.value)
+    assert "\n" not in message
+    assert str(path) in message
+    return message
+
+
+def test_every_shipped_spec_is_valid():
+    for path in (paths.CONFIGS / "experiments").glob("*.toml"):
+        specs.load_experiment(path)
+    for name in specs.available_systems():
+        specs.load_system(name)
+
+
+def test_good_spec_defaults(tmp_path):
+    spec = specs.load_experiment(write(tmp_path, GOOD))
+    assert spec.mode == "deterministic"
+    assert spec.backend == "qemu"
+    assert spec.repeats == 1
+
+
+def test_unknown_top_level_key_names_allowed_keys(tmp_path):
+    message = reject(tmp_path, GOOD + "colour = 'red'\n")
+    assert "unknown key 'colour'" in message
+    assert "variants" in message and "workloads" in message
+
+
+def test_unknown_nested_key_names_allowed_keys(tmp_path):
+    text = GOOD.replace('scale = "smoke"', 'scale = "smoke", speed = 3')
+    message = reject(tmp_path, text)
+    assert "workloads.0.speed" in message
+    assert "allowed here: name, params, scale" in message
+
+
+def test_missing_field(tmp_path):
+    message = reject(tmp_path, GOOD.replace('variants = ["baseline"]\n', ""))
+    assert "missing key 'variants'" in message
+
+
+def test_unknown_variant(tmp_path):
+    message = reject(tmp_path, GOOD.replace('"baseline"', '"no-such-variant"'))
+    assert "unknown variant 'no-such-variant'" in message
+    assert "baseline" in message
+
+
+def test_unknown_system(tmp_path):
+    message = reject(tmp_path, GOOD.replace('"skylake-4core"', '"vax"'))
+    assert "unknown system 'vax'" in message and "pentium3-4way" in message
+
+
+def test_unknown_workload_scale_and_parameter(tmp_path):
+    assert "unknown workload 'nope'" in reject(tmp_path, GOOD.replace('"forkstorm"', '"nope"'))
+    assert "unknown scale 'huge'" in reject(tmp_path, GOOD.replace('"smoke"', '"huge"'))
+    text = GOOD.replace('scale = "smoke"', 'scale = "smoke", params = { forks = 2 }')
+    assert "unknown parameter 'forks'" in reject(tmp_path, text)
+    text = GOOD.replace('scale = "smoke"', 'scale = "smoke", params = { instances = 0 }')
+    assert "'instances' = 0 is outside 1..64" in reject(tmp_path, text)
+
+
+def test_bad_mode_and_toml(tmp_path):
+    assert "mode" in reject(tmp_path, GOOD + 'mode = "fast"\n')
+    assert "not valid TOML" in reject(tmp_path, GOOD + "variants = [\n")
+
+
+SYSTEM = """
+description = "test machine"
+cpus = 4
+memory_mib = 512
+[caches]
+l1i = { size_kib = 32, assoc = 8, latency_cycles = 4 }
+l1d = { size_kib = 32, assoc = 8, latency_cycles = 4 }
+l2 = { size_kib = 256, assoc = 4, latency_cycles = 12 }
+[latency]
+memory_cycles = 200
+cache_to_cache_cycles = 60
+"""
+
+
+def load_system_text(tmp_path, monkeypatch, text):
+    (tmp_path / "systems").mkdir(exist_ok=True)
+    (tmp_path / "systems" / "t.toml").write_text(text)
+    monkeypatch.setattr(paths, "CONFIGS", tmp_path)
+    return specs.load_system("t")
+
+
+def test_system_geometry(tmp_path, monkeypatch):
+    system = load_system_text(tmp_path, monkeypatch, SYSTEM)
+    assert system.caches.l3 is None and system.store_buffer.entries == 32
+
+
+@pytest.mark.parametrize("bad, why", [
+    # 48 KiB / (8 ways x 64 B) = 96 sets: not a power of two.
+    ("l1d = { size_kib = 48, assoc = 8, latency_cycles = 4 }", "power-of-two number of sets"),
+    # 1 KiB cannot hold 32 ways of 64 B lines (2 KiB).
+    ("l1d = { size_kib = 1, assoc = 32, latency_cycles = 4 }", "power-of-two number of sets"),
+    ("l1d = { size_kib = 32, assoc = 0, latency_cycles = 4 }", "l1d.assoc"),
+])
+def test_impossible_cache_geometry(tmp_path, monkeypatch, bad, why):
+    text = SYSTEM.replace("l1d = { size_kib = 32, assoc = 8, latency_cycles = 4 }", bad)
+    with pytest.raises(HotlineError, match=why):
+        load_system_text(tmp_path, monkeypatch, text)
+
+
+def test_line_size_must_be_power_of_two(tmp_path, monkeypatch):
+    text = SYSTEM.replace("[caches]", "[caches]\nline_bytes = 48")
+    with pytest.raises(HotlineError, match="line_bytes 48"):
+        load_system_text(tmp_path, monkeypatch, text)

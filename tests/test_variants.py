@@ -1,0 +1,77 @@
+"""Variants are patch series; a patch that does not apply fails with its name
+and the rejected file, and leaves nothing half-applied."""
+
+import subprocess
+
+import pytest
+
+from hotline.errors import HotlineError
+from hotline.kernel import variants
+from hotline.kernel.variants import Variant, apply_patches
+
+
+def test_baseline_has_no_patches():
+    baseline = variants.load_variant("baseline")
+    assert baseline.patches == () and baseline.config_fragment is None
+    assert "baseline" in variants.available_variants()
+
+
+def test_unknown_variant_lists_available():
+    with pytest.raises(HotlineError, match="unknown kernel variant 'nope'; available: .*baseline"):
+        variants.load_variant("nope")
+
+
+def test_series_naming_a_missing_patch(tmp_path, monkeypatch):
+    (tmp_path / "v").mkdir()
+    (tmp_path / "v" / "series").write_text("0001-real.patch\n# comment\n0002-missing.patch\n")
+    (tmp_path / "v" / "0001-real.patch").write_text("")
+    monkeypatch.setattr(variants, "VARIANTS", tmp_path)
+    with pytest.raises(HotlineError, match="names '0002-missing.patch'"):
+        variants.load_variant("v")
+
+
+def make_tree(root):
+    (root / "mm").mkdir(parents=True)
+    (root / "mm" / "rmap.c").write_text("line one\nline two\nline three\n")
+    (root / "mm" / "filemap.c").write_text("alpha\nbeta\ngamma\n")
+    return root
+
+
+def diff(tmp_path, name, path, old, new):
+    a, b = tmp_path / "a", tmp_path / "b"
+    for side, text in ((a, old), (b, new)):
+        (side / path).parent.mkdir(parents=True, exist_ok=True)
+        (side / path).write_text(text)
+    out = subprocess.run(["diff", "-u", f"a/{path}", f"b/{path}"], cwd=tmp_path,
+                         capture_output=True, text=True).stdout
+    patch = tmp_path / name
+    patch.write_text(out)
+    return patch
+
+
+def test_patches_apply_in_order_through_hard_links(tmp_path):
+    pristine = make_tree(tmp_path / "pristine")
+    tree = tmp_path / "tree"
+    subprocess.run(["cp", "-al", str(pristine), str(tree)], check=True)
+    p1 = diff(tmp_path, "1.patch", "mm/rmap.c", "line one\nline two\nline three\n",
+              "line one\nline 2\nline three\n")
+    p2 = diff(tmp_path, "2.patch", "mm/rmap.c", "line one\nline 2\nline three\n",
+              "line one\nline 2\nline 3\n")
+    apply_patches(Variant("v", (p1, p2), None), tree)
+    assert (tree / "mm" / "rmap.c").read_text() == "line one\nline 2\nline 3\n"
+    # The hard-linked pristine source is untouched.
+    assert (pristine / "mm" / "rmap.c").read_text() == "line one\nline two\nline three\n"
+
+
+def test_patch_that_does_not_apply_names_patch_and_file(tmp_path):
+    tree = make_tree(tmp_path / "tree")
+    good = diff(tmp_path, "0001-good.patch", "mm/rmap.c", "line one\nline two\nline three\n",
+                "line one\nline 2\nline three\n")
+    bad = diff(tmp_path, "0002-bad.patch", "mm/filemap.c", "alpha\nBETA\ngamma\n",
+               "alpha\nBETA!\ngamma\n")
+    with pytest.raises(HotlineError) as e:
+        apply_patches(Variant("v", (good, bad), None), tree)
+    assert str(e.value) == ("variant v: patch 0002-bad.patch does not apply: "
+                            "rejected in mm/filemap.c")
+    assert (tree / "mm" / "filemap.c").read_text() == "alpha\nbeta\ngamma\n"
+    assert not list(tree.rglob("*.rej")) and not list(tree.rglob("*.orig"))
