@@ -4,13 +4,14 @@ from pathlib import Path
 
 import pytest
 
+from hotline.disk_image import DiskImage
 from hotline.simulate import qemu
 
 
-def cmd(mode):
-    return qemu.command(bzimage=Path("/k/bzImage"), disk=Path("/d/disk.img"), cpus=4,
-                        memory_mib=512, cpu_model="max,la57=off", mode=mode,
-                        append="console=ttyS0", serial_log=Path("/r/guest.log"))
+def cmd(mode, root="initramfs"):
+    return qemu.command(bzimage=Path("/k/bzImage"), image=DiskImage("k", Path("/d")),
+                        root=root, cpus=4, memory_mib=512, cpu_model="max,la57=off",
+                        mode=mode, append="console=ttyS0", serial_log=Path("/r/guest.log"))
 
 
 def option(command, name):
@@ -38,14 +39,27 @@ def test_common_settings():
     assert option(c, "-monitor") == "none" and option(c, "-display") == "none"
     assert option(c, "-serial") == "file:/r/guest.log"
     assert "-no-reboot" in c
-    assert option(c, "-drive") == "file=/d/disk.img,format=raw,if=ide,index=0,media=disk,snapshot=on"
     with pytest.raises(ValueError):
         cmd("fast")
+    with pytest.raises(ValueError):
+        cmd("deterministic", root="nfs")
+
+
+def test_roots():
+    """An initramfs boot attaches no disk at all; a disk boot has the image
+    on the PIIX IDE controller, never written (snapshot=on)."""
+    initramfs = cmd("deterministic", "initramfs")
+    assert option(initramfs, "-initrd") == "/d/initramfs.cpio" and "-drive" not in initramfs
+    disk = cmd("deterministic", "disk")
+    assert option(disk, "-drive") == "file=/d/disk.img,format=raw,if=ide,index=0,media=disk,snapshot=on"
+    assert "-initrd" not in disk
 
 
 def test_kernel_command_line():
     words = qemu.kernel_command_line("forkstorm", {"instances": 4, "iterations": 10}).split()
-    for required in ("nokaslr", "no5lvl", "console=ttyS0", "root=/dev/sda", "init=/init",
+    for required in ("nokaslr", "no5lvl", "console=ttyS0", "rdinit=/init",
                      "hotline.workload=forkstorm", "hotline.arg.instances=4",
                      "hotline.arg.iterations=10", "hotline.markers=nop"):
         assert required in words
+    disk = qemu.kernel_command_line("forkstorm", {}, root="disk").split()
+    assert {"root=/dev/sda", "ro", "init=/init"} <= set(disk) and "rdinit=/init" not in disk

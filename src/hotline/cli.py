@@ -36,11 +36,14 @@ def cmd_demo(args) -> int:
         if r.failure:
             continue
         log = (r.directory / "guest.log").read_text(errors="replace").splitlines()
-        wanted = ("smp: Brought up", "hotline:", "hotline-summary:")
+        wanted = ("hotline:", "hotline-summary:")
         print(f"\n{r.run_id} ({r.directory})")
         for line in log:
             if line.lstrip().startswith(wanted) or "smp: Brought up" in line:
                 print(f"  {line.strip()}")
+        for out in sorted(r.directory.glob("*.out")):
+            for line in out.read_text().splitlines():
+                print(f"  {out.stem}: {line}")
     return 1 if any(r.failure for r in results) else 0
 
 

@@ -82,7 +82,9 @@ def run_inputs(run: PlannedRun, spec: specs.ExperimentSpec, kernel: Kernel,
                    "version": kernel_info["kernel_version"],
                    "source": kernel_info["inputs"]["source"],
                    "outputs": kernel_info["outputs"]},
-        "disk_image": {"key": image.key, "sha256": image.info()["sha256"]},
+        "guest_image": {"key": image.key, "root": spec.root,
+                        "sha256": image.info()["sha256" if spec.root == "disk"
+                                               else "initramfs_sha256"]},
         "system": {"name": run.system, "sha256": hash_file(specs.system_path(run.system)),
                    "spec": specs.load_system(run.system).model_dump()},
         "workload": {"name": run.workload, "scale": run.scale, "params": dict(run.params)},
@@ -96,7 +98,7 @@ def run_inputs(run: PlannedRun, spec: specs.ExperimentSpec, kernel: Kernel,
 def execute(run: PlannedRun, spec: specs.ExperimentSpec, spec_path: Path, kernel: Kernel,
             image: DiskImage, plugin: Plugin | None, out_dir: Path, rerun: bool) -> RunResult:
     system = specs.load_system(run.system)
-    append = qemu.kernel_command_line(run.workload, dict(run.params))
+    append = qemu.kernel_command_line(run.workload, dict(run.params), spec.root)
     inputs = run_inputs(run, spec, kernel, image, plugin, append)
     key = hash_json(inputs)
     final = out_dir / run.run_id
@@ -110,7 +112,7 @@ def execute(run: PlannedRun, spec: specs.ExperimentSpec, spec_path: Path, kernel
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     serial_log = work / "guest.log"
-    cmd = qemu.command(bzimage=kernel.bzimage, disk=image.path, cpus=system.cpus,
+    cmd = qemu.command(bzimage=kernel.bzimage, image=image, root=spec.root, cpus=system.cpus,
                        memory_mib=system.memory_mib, cpu_model=system.qemu.cpu_model,
                        mode=spec.mode, append=append, serial_log=serial_log,
                        plugin_args=(plugin.qemu_argument(work / f"{plugin.name}.out"),)

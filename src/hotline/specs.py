@@ -93,6 +93,7 @@ class ExperimentSpec(Strict):
     description: str
     backend: Literal["qemu", "gem5"] = "qemu"
     mode: Literal["deterministic", "parallel"] = "deterministic"
+    root: Literal["initramfs", "disk"] = "initramfs"
     repeats: int = Field(default=1, ge=1)
     timeout_s: int = Field(default=1800, gt=0)
     plugin: str | None = None

@@ -1,7 +1,14 @@
 """The QEMU backend: full-system TCG emulation of a PC with the system spec's
-CPUs and memory, the kernel given with -kernel, the disk image on the PIIX IDE
-controller (read-only underneath: snapshot=on keeps the cached image
-pristine), and the serial console written to a file.
+CPUs and memory, the kernel given with -kernel, and the serial console
+written to a file.  The guest's userland is its root file system, from one of:
+
+- initramfs (default): loaded into guest memory by QEMU before the guest
+  starts.  No disk is attached, so no I/O completes at a host-dependent
+  moment; deterministic mode needs this.
+- disk: the ext4 image on the PIIX IDE controller (read-only underneath:
+  snapshot=on keeps the cached image pristine), the boot path gem5's
+  X86Board takes.  QEMU completes disk I/O on host threads, so the guest's
+  execution then depends on host timing even in deterministic mode.
 
 Two modes, recorded with every result:
 - deterministic: single-threaded round-robin TCG with a virtual instruction
@@ -19,11 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hotline.console import Ticker
+from hotline.disk_image import DiskImage
 from hotline.simulate import guest_log
 
 QEMU = "qemu-system-x86_64"
 BASE_DATE = "2024-01-01T00:00:00"
 MODES = ("deterministic", "parallel")
+ROOTS = ("initramfs", "disk")
 
 
 def qemu_version() -> str:
@@ -31,30 +40,39 @@ def qemu_version() -> str:
     return out.stdout.splitlines()[0]
 
 
-def kernel_command_line(workload: str, params: dict[str, int], markers: str = "nop") -> str:
-    # The root file system is read-only so that no disk write (atime,
+def kernel_command_line(workload: str, params: dict[str, int], root: str = "initramfs",
+                        markers: str = "nop") -> str:
+    if root not in ROOTS:
+        raise ValueError(f"root {root!r} is not one of {ROOTS}")
+    # A disk root is mounted read-only so that no disk write (atime,
     # journal) lands inside a region of interest; workloads write to /tmp.
-    words = ["console=ttyS0", "root=/dev/sda", "ro", "init=/init",
-             # Fixed kernel and vmemmap addresses for attribution.
-             "nokaslr", "no5lvl",
-             # A panic reboots at once, which -no-reboot turns into an exit.
-             "panic=-1",
-             f"hotline.markers={markers}", f"hotline.workload={workload}"]
+    words = ["console=ttyS0"]
+    words += ["rdinit=/init"] if root == "initramfs" else ["root=/dev/sda", "ro", "init=/init"]
+    # Fixed kernel and vmemmap addresses for attribution.
+    words += ["nokaslr", "no5lvl"]
+    # A panic reboots at once, which -no-reboot turns into an exit.
+    words += ["panic=-1"]
+    words += [f"hotline.markers={markers}", f"hotline.workload={workload}"]
     words += [f"hotline.arg.{k}={v}" for k, v in sorted(params.items())]
     return " ".join(words)
 
 
-def command(*, bzimage: Path, disk: Path, cpus: int, memory_mib: int, cpu_model: str,
-            mode: str, append: str, serial_log: Path,
+def command(*, bzimage: Path, image: DiskImage, root: str, cpus: int, memory_mib: int,
+            cpu_model: str, mode: str, append: str, serial_log: Path,
             plugin_args: tuple[str, ...] = ()) -> list[str]:
     if mode not in MODES:
         raise ValueError(f"mode {mode!r} is not one of {MODES}")
+    if root not in ROOTS:
+        raise ValueError(f"root {root!r} is not one of {ROOTS}")
     cmd = [QEMU, "-machine", "pc", "-cpu", cpu_model, "-smp", str(cpus),
            "-m", f"{memory_mib}M",
            "-nodefaults", "-no-user-config", "-display", "none", "-monitor", "none",
            "-serial", f"file:{serial_log}", "-no-reboot",
-           "-kernel", str(bzimage), "-append", append,
-           "-drive", f"file={disk},format=raw,if=ide,index=0,media=disk,snapshot=on"]
+           "-kernel", str(bzimage), "-append", append]
+    if root == "initramfs":
+        cmd += ["-initrd", str(image.initramfs)]
+    else:
+        cmd += ["-drive", f"file={image.path},format=raw,if=ide,index=0,media=disk,snapshot=on"]
     if mode == "deterministic":
         cmd += ["-accel", "tcg,thread=single",
                 "-icount", "shift=0,sleep=off,align=off",
