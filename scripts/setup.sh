@@ -50,10 +50,17 @@ else
         fi
     fi
     as_root apt-get update -q >/dev/null
-    export DEBIAN_FRONTEND=noninteractive
-    as_root apt-get install -y -q --no-install-recommends "${packages[@]}" >/dev/null
-    if [ -n "$backports" ]; then
-        as_root apt-get install -y -q --no-install-recommends -t "$backports" qemu-system-x86 >/dev/null
+    export DEBIAN_FRONTEND=noninteractive DEBCONF_NOWARNINGS=yes
+    # QEMU from backports where the release's own is too old; the rest from
+    # the release.
+    others=()
+    for p in "${missing[@]}"; do [ "$p" = qemu-system-x86 ] || others+=("$p"); done
+    if [ ${#others[@]} -gt 0 ]; then
+        as_root apt-get install -y -q --no-install-recommends "${others[@]}" >/dev/null
+    fi
+    if [ ${#others[@]} -lt ${#missing[@]} ]; then
+        as_root apt-get install -y -q --no-install-recommends ${backports:+-t "$backports"} \
+            qemu-system-x86 >/dev/null
     fi
     say "Debian packages installed"
 fi
