@@ -23,6 +23,7 @@ from hotline import paths
 from hotline.console import phase, say
 from hotline.errors import HotlineError
 from hotline.hashing import hash_file, hash_files, hash_json, short
+from hotline.tools import compiler_version, tool_version
 
 RECIPE = 2
 BUSYBOX = Path("/bin/busybox")
@@ -49,11 +50,6 @@ class DiskImage:
         return json.loads((self.directory / "image.json").read_text())
 
 
-def _tool_version(*command: str) -> str:
-    result = subprocess.run(command, capture_output=True, text=True)
-    return (result.stdout + result.stderr).strip().splitlines()[0]
-
-
 def image_inputs() -> dict:
     if not BUSYBOX.is_file():
         raise HotlineError(f"{BUSYBOX} is missing; install busybox-static (./hotline does it)")
@@ -62,9 +58,9 @@ def image_inputs() -> dict:
         "recipe": RECIPE,
         "size_mib": SIZE_MIB,
         "busybox": hash_file(BUSYBOX),
-        "busybox_version": _tool_version(str(BUSYBOX)),
-        "mke2fs": _tool_version("mke2fs", "-V"),
-        "compiler": _tool_version("gcc", "--version"),
+        "busybox_version": tool_version(str(BUSYBOX)),
+        "mke2fs": tool_version("mke2fs", "-V"),
+        "compiler": compiler_version(),
         "sources": hash_files(sources, paths.DISK_IMAGES),
     }
 

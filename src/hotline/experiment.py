@@ -20,7 +20,7 @@ from hotline import paths, specs
 from hotline.console import elapsed, say
 from hotline.disk_image import DiskImage, build_image
 from hotline.errors import HotlineError
-from hotline.hashing import hash_file, hash_json, short
+from hotline.hashing import hash_file, hash_json
 from hotline.kernel.build import Kernel, build_kernel
 from hotline.plugins import Plugin, build_plugin
 from hotline.simulate import qemu

@@ -11,6 +11,7 @@ from hotline import paths
 from hotline.console import say
 from hotline.errors import HotlineError
 from hotline.hashing import hash_file, hash_files, hash_json, short
+from hotline.tools import compiler_version
 
 PLUGINS = paths.REPO / "plugins"
 CFLAGS = ["-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-Werror", "-fvisibility=hidden"]
@@ -37,10 +38,8 @@ def build_plugin(name: str) -> Plugin:
     source = PLUGINS / f"{name}.c"
     if not source.is_file():
         raise HotlineError(f"unknown plugin '{name}'; available: {', '.join(available_plugins())}")
-    compiler = subprocess.run(["gcc", "--version"], capture_output=True, text=True,
-                              check=True).stdout.splitlines()[0]
     inputs = {"sources": hash_files([source, *PLUGINS.glob("*.h")], PLUGINS),
-              "cflags": CFLAGS, "compiler": compiler}
+              "cflags": CFLAGS, "compiler": compiler_version()}
     key = hash_json(inputs)
     directory = paths.cache_dir() / "plugins" / f"{name}-{short(key)}"
     plugin = Plugin(name, key, directory / f"{name}.so")

@@ -8,7 +8,6 @@ line as hotline.arg.KEY=VALUE and the workload reads ARG_KEY.
 
 import tomllib
 from dataclasses import dataclass
-from pathlib import Path
 
 from hotline import paths
 from hotline.errors import HotlineError

@@ -23,6 +23,7 @@ from hotline.errors import HotlineError
 from hotline.hashing import hash_file, hash_json, short
 from hotline.kernel import config, layout, source as kernel_source
 from hotline.kernel.variants import apply_patches, load_variant
+from hotline.tools import compiler_version
 
 # Bump when the build steps change in a way that changes the outputs.
 RECIPE = 1
@@ -48,11 +49,6 @@ class Kernel:
 
     def info(self) -> dict:
         return json.loads((self.directory / "kernel.json").read_text())
-
-
-def compiler_version() -> str:
-    return subprocess.run(["gcc", "--version"], capture_output=True, text=True,
-                          check=True).stdout.splitlines()[0]
 
 
 def kernel_inputs(variant_name: str, src: kernel_source.KernelSource) -> dict:

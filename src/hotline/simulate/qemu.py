@@ -28,6 +28,7 @@ from pathlib import Path
 from hotline.console import Ticker
 from hotline.disk_image import DiskImage
 from hotline.simulate import guest_log
+from hotline.tools import tool_version
 
 QEMU = "qemu-system-x86_64"
 BASE_DATE = "2024-01-01T00:00:00"
@@ -36,8 +37,7 @@ ROOTS = ("initramfs", "disk")
 
 
 def qemu_version() -> str:
-    out = subprocess.run([QEMU, "--version"], capture_output=True, text=True, check=True)
-    return out.stdout.splitlines()[0]
+    return tool_version(QEMU, "--version")
 
 
 def kernel_command_line(workload: str, params: dict[str, int], root: str = "initramfs",
