@@ -111,14 +111,15 @@ def execute(run: PlannedRun, spec: specs.ExperimentSpec, spec_path: Path, kernel
     work = out_dir / f".{run.run_id}.running"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    serial_log = work / "guest.log"
+    # QEMU runs in the run directory and names its outputs relative to it,
+    # so command.sh stays valid after the directory is renamed.
     cmd = qemu.command(bzimage=kernel.bzimage, image=image, root=spec.root, cpus=system.cpus,
                        memory_mib=system.memory_mib, cpu_model=system.qemu.cpu_model,
-                       mode=spec.mode, append=append, serial_log=serial_log,
-                       plugin_args=(plugin.qemu_argument(work / f"{plugin.name}.out"),)
+                       mode=spec.mode, append=append, serial_log=Path(qemu.SERIAL_LOG),
+                       plugin_args=(plugin.qemu_argument(Path(f"{plugin.name}.out")),)
                        if plugin else ())
     say(f"run {run.run_id}: booting {system.cpus} vCPUs ({spec.mode} mode)")
-    outcome = qemu.run(cmd, work, serial_log, cpus=system.cpus, timeout_s=spec.timeout_s,
+    outcome = qemu.run(cmd, work, cpus=system.cpus, timeout_s=spec.timeout_s,
                        label=f"run {run.run_id}")
     manifest = {
         "run_id": run.run_id,
@@ -141,8 +142,9 @@ def execute(run: PlannedRun, spec: specs.ExperimentSpec, spec_path: Path, kernel
         shutil.rmtree(final.with_name(final.name + ".failed"), ignore_errors=True)
     work.rename(target)
     if outcome.failure:
-        tail = "\n".join(serial_log.read_text(errors="replace").splitlines()[-15:]
-                         if serial_log.exists() else [])
+        log = target / qemu.SERIAL_LOG
+        tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:]
+                         if log.exists() else [])
         say(f"run {run.run_id}: FAILED: {outcome.failure}\n"
             f"--- last lines of {target / 'guest.log'} ---\n{tail}")
     else:

@@ -33,6 +33,7 @@ from hotline.tools import tool_version
 QEMU = "qemu-system-x86_64"
 BASE_DATE = "2024-01-01T00:00:00"
 MODES = ("deterministic", "parallel")
+SERIAL_LOG = "guest.log"
 ROOTS = ("initramfs", "disk")
 
 
@@ -91,15 +92,19 @@ class Outcome:
     wall_s: float
 
 
-def run(cmd: list[str], run_dir: Path, serial_log: Path, *, cpus: int, timeout_s: int,
-        label: str) -> Outcome:
-    """Run QEMU to the guest's power-off; kill it on panic or timeout."""
-    (run_dir / "command.sh").write_text(shlex.join(cmd) + "\n")
+def run(cmd: list[str], run_dir: Path, *, cpus: int, timeout_s: int, label: str) -> Outcome:
+    """Run QEMU in run_dir to the guest's shutdown; kill it on panic or timeout.
+    Relative paths in cmd (the serial log, plugin outputs) land in run_dir."""
+    serial_log = run_dir / SERIAL_LOG
+    script = run_dir / "command.sh"
+    script.write_text(f'#!/bin/sh\n# The QEMU command of this run; it writes into its own '
+                      f'directory.\ncd "$(dirname "$0")" && exec {shlex.join(cmd)}\n')
+    script.chmod(0o755)
     start = time.monotonic()
     ticker = Ticker(label)
     killed_for = None
     with open(run_dir / "qemu.log", "w") as qemu_log:
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=qemu_log,
+        proc = subprocess.Popen(cmd, cwd=run_dir, stdin=subprocess.DEVNULL, stdout=qemu_log,
                                 stderr=subprocess.STDOUT)
         try:
             while proc.poll() is None:
