@@ -12,7 +12,7 @@ from hotline.disk_image import build_image
 from hotline.experiment import run_experiment
 from hotline.kernel.build import build_kernel
 from hotline.simulate import qemu
-from hotline.workloads import load_workload
+from hotline.workloads import available_workloads, load_workload
 from tests.conftest import require_tools
 
 pytestmark = pytest.mark.boot
@@ -81,32 +81,43 @@ def test_layout_facts_of_the_built_kernel():
     assert layout["symbols"]["vmemmap_base"] == "0xffffea0000000000"
 
 
-def boot(tmp_path, root, append):
+def boot(tmp_path, root, append, mode="deterministic", cpus=2):
     kernel, image = build_kernel("baseline"), build_image()
-    cmd = qemu.command(bzimage=kernel.bzimage, image=image, root=root, cpus=2,
-                       memory_mib=256, cpu_model="max,la57=off", mode="deterministic",
+    cmd = qemu.command(bzimage=kernel.bzimage, image=image, root=root, cpus=cpus,
+                       memory_mib=256, cpu_model="max,la57=off", mode=mode,
                        append=append, serial_log=Path(qemu.SERIAL_LOG))
-    return qemu.run(cmd, tmp_path, cpus=2, timeout_s=300, label="test boot")
+    names = [w.split("=", 1)[1] for w in append.split() if w.startswith("hotline.workload=")]
+    return qemu.run(cmd, tmp_path, cpus=cpus, workloads=names[0].split(","), timeout_s=300,
+                    label="test boot")
+
+
+def test_parallel_mode_boots_four_cpus(tmp_path):
+    params = {"instances": 4, "iterations": 3}
+    outcome = boot(tmp_path, "initramfs", qemu.kernel_command_line([("forkstorm", params)]),
+                   mode="parallel", cpus=4)
+    assert outcome.failure is None, outcome.failure
+    assert outcome.report.cpus_online == 4
+    assert outcome.report.summaries["forkstorm"]["loops_completed"] == 12
 
 
 def test_boot_from_the_ide_disk(tmp_path):
     """The disk path (ATA_PIIX, SCSI disk, ext4 root), as gem5's X86Board boots."""
     params = {"instances": 2, "iterations": 3}
-    outcome = boot(tmp_path, "disk", qemu.kernel_command_line("forkstorm", params, root="disk"))
+    outcome = boot(tmp_path, "disk", qemu.kernel_command_line([("forkstorm", params)], root="disk"))
     assert outcome.failure is None, outcome.failure
     log = (tmp_path / "guest.log").read_text()
     assert "EXT4-fs (sda): mounted filesystem" in log
-    assert outcome.report.summary["loops_completed"] == 6
+    assert outcome.report.summaries["forkstorm"]["loops_completed"] == 6
 
 
 def test_unknown_workload_stops_the_guest_with_a_message(tmp_path):
-    outcome = boot(tmp_path, "initramfs", qemu.kernel_command_line("no-such-workload", {}))
+    outcome = boot(tmp_path, "initramfs", qemu.kernel_command_line([("no-such-workload", {})]))
     assert outcome.failure == ("the guest reported: unknown workload 'no-such-workload'; "
-                               "known: forkstorm")
+                               f"known: {' '.join(available_workloads())}")
 
 
 def test_panic_fails_the_run(tmp_path):
-    append = qemu.kernel_command_line("forkstorm", {}, root="disk")
+    append = qemu.kernel_command_line([("forkstorm", {})], root="disk")
     outcome = boot(tmp_path, "disk", append.replace("root=/dev/sda", "root=/dev/sdz"))
     assert outcome.failure == "the guest kernel panicked or oopsed"
 

@@ -56,10 +56,12 @@ def test_roots():
 
 
 def test_kernel_command_line():
-    words = qemu.kernel_command_line("forkstorm", {"instances": 4, "iterations": 10}).split()
+    workloads = [("forkstorm", {"instances": 4, "iterations": 10}), ("other", {"n": 2})]
+    words = qemu.kernel_command_line(workloads).split()
     for required in ("nokaslr", "no5lvl", "console=ttyS0", "rdinit=/init",
-                     "hotline.workload=forkstorm", "hotline.arg.instances=4",
-                     "hotline.arg.iterations=10", "hotline.markers=nop"):
+                     "hotline.workload=forkstorm,other", "hotline.arg.forkstorm.instances=4",
+                     "hotline.arg.forkstorm.iterations=10", "hotline.arg.other.n=2",
+                     "hotline.markers=nop"):
         assert required in words
-    disk = qemu.kernel_command_line("forkstorm", {}, root="disk").split()
+    disk = qemu.kernel_command_line([("forkstorm", {})], root="disk").split()
     assert {"root=/dev/sda", "ro", "init=/init"} <= set(disk) and "rdinit=/init" not in disk

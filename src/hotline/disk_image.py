@@ -100,10 +100,16 @@ def _populate(root: Path) -> None:
         if applet != "busybox":
             (root / "bin" / applet).symlink_to("busybox")
     shutil.copy2(paths.DISK_IMAGES / "init" / "init", root / "init")
-    _run(["gcc", "-static", "-O2", "-Wall", "-Wextra", "-Werror",
-          "-o", str(root / "bin" / "hotline-roi"),
-          str(paths.DISK_IMAGES / "roi" / "hotline-roi.c")])
-    shutil.copytree(paths.DISK_IMAGES / "workloads", root / "workloads", dirs_exist_ok=True)
+    # Every C program (the ROI helper, the workloads' own) becomes a static
+    # binary in /bin, named after its source file.
+    programs = [paths.DISK_IMAGES / "roi" / "hotline-roi.c",
+                *sorted((paths.DISK_IMAGES / "workloads").glob("*/*.c"))]
+    for source in programs:
+        _run(["gcc", "-static", "-O2", "-pthread", "-Wall", "-Wextra", "-Werror",
+              "-I", str(paths.DISK_IMAGES / "roi"),
+              "-o", str(root / "bin" / source.stem), str(source)])
+    shutil.copytree(paths.DISK_IMAGES / "workloads", root / "workloads", dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("*.c"))
 
 
 def _entries(root: Path) -> list[str]:

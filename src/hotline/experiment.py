@@ -98,7 +98,7 @@ def run_inputs(run: PlannedRun, spec: specs.ExperimentSpec, kernel: Kernel,
 def execute(run: PlannedRun, spec: specs.ExperimentSpec, spec_path: Path, kernel: Kernel,
             image: DiskImage, plugin: Plugin | None, out_dir: Path, rerun: bool) -> RunResult:
     system = specs.load_system(run.system)
-    append = qemu.kernel_command_line(run.workload, dict(run.params), spec.root)
+    append = qemu.kernel_command_line([(run.workload, dict(run.params))], spec.root)
     inputs = run_inputs(run, spec, kernel, image, plugin, append)
     key = hash_json(inputs)
     final = out_dir / run.run_id
@@ -119,8 +119,8 @@ def execute(run: PlannedRun, spec: specs.ExperimentSpec, spec_path: Path, kernel
                        plugin_args=(plugin.qemu_argument(Path(f"{plugin.name}.out")),)
                        if plugin else ())
     say(f"run {run.run_id}: booting {system.cpus} vCPUs ({spec.mode} mode)")
-    outcome = qemu.run(cmd, work, cpus=system.cpus, timeout_s=spec.timeout_s,
-                       label=f"run {run.run_id}")
+    outcome = qemu.run(cmd, work, cpus=system.cpus, workloads=[run.workload],
+                       timeout_s=spec.timeout_s, label=f"run {run.run_id}")
     manifest = {
         "run_id": run.run_id,
         "key": key,
@@ -133,7 +133,7 @@ def execute(run: PlannedRun, spec: specs.ExperimentSpec, spec_path: Path, kernel
         "wall_seconds": round(outcome.wall_s, 1),
         "guest": {"cpus_brought_up": outcome.report.cpus_brought_up,
                   "cpus_online": outcome.report.cpus_online,
-                  "summary": outcome.report.summary},
+                  "summary": outcome.report.summaries.get(run.workload)},
     }
     (work / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     target = final if outcome.failure is None else final.with_name(final.name + ".failed")
@@ -148,7 +148,8 @@ def execute(run: PlannedRun, spec: specs.ExperimentSpec, spec_path: Path, kernel
         say(f"run {run.run_id}: FAILED: {outcome.failure}\n"
             f"--- last lines of {target / 'guest.log'} ---\n{tail}")
     else:
-        say(f"run {run.run_id}: ok in {elapsed(outcome.wall_s)}: {outcome.report.summary}")
+        say(f"run {run.run_id}: ok in {elapsed(outcome.wall_s)}: "
+            f"{outcome.report.summaries[run.workload]}")
     return RunResult(run.run_id, target, outcome.failure)
 
 

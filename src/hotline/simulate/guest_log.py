@@ -18,8 +18,8 @@ DONE = re.compile(r"^hotline: done", re.M)
 class GuestReport:
     cpus_brought_up: int | None = None      # as the kernel says at boot
     cpus_online: int | None = None          # as the init counted in /proc/cpuinfo
-    workload_status: int | None = None
-    summary: dict | None = None
+    statuses: dict[str, int] = field(default_factory=dict)      # workload: exit status
+    summaries: dict[str, dict] = field(default_factory=dict)    # workload: its summary
     errors: list[str] = field(default_factory=list)
     panicked: bool = False
     done: bool = False
@@ -31,20 +31,21 @@ def parse(text: str) -> GuestReport:
         report.cpus_brought_up = int(m.group(1))
     if m := INIT_CPUS.search(text):
         report.cpus_online = int(m.group(2))
-    if m := WORKLOAD_END.search(text):
-        report.workload_status = int(m.group(2))
-    if m := SUMMARY.search(text):
+    report.statuses = {name: int(status) for name, status in WORKLOAD_END.findall(text)}
+    for line in SUMMARY.findall(text):
         try:
-            report.summary = json.loads(m.group(1))
-        except json.JSONDecodeError:
-            report.errors.append(f"unparseable summary line: {m.group(0).strip()}")
+            summary = json.loads(line)
+            report.summaries[summary["workload"]] = summary
+        except (json.JSONDecodeError, KeyError, TypeError):
+            report.errors.append(f"unparseable summary line: {line}")
     report.errors += ERROR.findall(text)
     report.panicked = bool(PANIC.search(text))
     report.done = bool(DONE.search(text))
     return report
 
 
-def failure_reason(report: GuestReport, cpus_expected: int) -> str | None:
+def failure_reason(report: GuestReport, cpus_expected: int,
+                   workloads: list[str]) -> str | None:
     """Why a finished guest run does not count as a result, or None if it does."""
     if report.panicked:
         return "the guest kernel panicked or oopsed"
@@ -54,8 +55,9 @@ def failure_reason(report: GuestReport, cpus_expected: int) -> str | None:
         return "the guest never reached the end of its init"
     if report.cpus_online != cpus_expected:
         return f"{report.cpus_online} CPUs came online, the system spec asks for {cpus_expected}"
-    if report.workload_status != 0:
-        return f"the workload exited with status {report.workload_status}"
-    if report.summary is None:
-        return "the workload printed no hotline-summary line"
+    for name in workloads:
+        if report.statuses.get(name) != 0:
+            return f"workload {name} exited with status {report.statuses.get(name)}"
+        if name not in report.summaries:
+            return f"workload {name} printed no hotline-summary line"
     return None

@@ -41,8 +41,10 @@ def qemu_version() -> str:
     return tool_version(QEMU, "--version")
 
 
-def kernel_command_line(workload: str, params: dict[str, int], root: str = "initramfs",
+def kernel_command_line(workloads: list[tuple[str, dict[str, int]]], root: str = "initramfs",
                         markers: str = "nop") -> str:
+    """The kernel command line that runs `workloads`, (name, parameters) pairs,
+    one after the other in one boot."""
     if root not in ROOTS:
         raise ValueError(f"root {root!r} is not one of {ROOTS}")
     # A disk root is mounted read-only so that no disk write (atime,
@@ -53,8 +55,10 @@ def kernel_command_line(workload: str, params: dict[str, int], root: str = "init
     words += ["nokaslr", "no5lvl"]
     # A panic reboots at once, which -no-reboot turns into an exit.
     words += ["panic=-1"]
-    words += [f"hotline.markers={markers}", f"hotline.workload={workload}"]
-    words += [f"hotline.arg.{k}={v}" for k, v in sorted(params.items())]
+    words += [f"hotline.markers={markers}",
+              f"hotline.workload={','.join(name for name, _ in workloads)}"]
+    words += [f"hotline.arg.{name}.{k}={v}"
+              for name, params in workloads for k, v in sorted(params.items())]
     return " ".join(words)
 
 
@@ -92,7 +96,8 @@ class Outcome:
     wall_s: float
 
 
-def run(cmd: list[str], run_dir: Path, *, cpus: int, timeout_s: int, label: str) -> Outcome:
+def run(cmd: list[str], run_dir: Path, *, cpus: int, workloads: list[str], timeout_s: int,
+        label: str) -> Outcome:
     """Run QEMU in run_dir to the guest's shutdown; kill it on panic or timeout.
     Relative paths in cmd (the serial log, plugin outputs) land in run_dir."""
     serial_log = run_dir / SERIAL_LOG
@@ -126,7 +131,7 @@ def run(cmd: list[str], run_dir: Path, *, cpus: int, timeout_s: int, label: str)
             proc.wait()
     wall_s = time.monotonic() - start
     report = guest_log.parse(serial_log.read_text(errors="replace") if serial_log.exists() else "")
-    failure = killed_for or guest_log.failure_reason(report, cpus)
+    failure = killed_for or guest_log.failure_reason(report, cpus, workloads)
     if failure is None and proc.returncode != 0:
         failure = f"QEMU exited with status {proc.returncode}; see {run_dir / 'qemu.log'}"
     return Outcome(failure, report, wall_s)
@@ -135,6 +140,6 @@ def run(cmd: list[str], run_dir: Path, *, cpus: int, timeout_s: int, label: str)
 def _stage(report: guest_log.GuestReport) -> str:
     if report.cpus_online is None:
         return "guest booting"
-    if report.workload_status is None:
-        return f"workload running on {report.cpus_online} CPUs"
-    return "guest powering off"
+    if not report.done:
+        return f"workloads running on {report.cpus_online} CPUs, {len(report.statuses)} finished"
+    return "guest shutting down"
