@@ -34,7 +34,57 @@ def check_lmbench_lite(summary, params):
     assert tests["fpe"]["syscalls"] == 1 + 2 * n                     # sigaction
 
 
-CHECKS = {"forkstorm": check_forkstorm, "lmbench-lite": check_lmbench_lite}
+def check_scriptstorm(summary, params):
+    assert summary["scripts_run"] == params["scripts"]
+    assert summary["cases_passed"] == 6 * params["scripts"] and summary["cases_failed"] == 0
+
+
+def dumped_runs(pages: int, fragmented: bool) -> list[int]:
+    """The lengths of the dumped runs, by a second implementation of the
+    program's generator: alternating 1-10 dumped and 1-52 excluded pages."""
+    if not fragmented:
+        return [pages]
+    state, runs, p = 12345, [], 0
+
+    def lcg():
+        nonlocal state
+        state = (state * 1103515245 + 12345) & 0xFFFFFFFF
+        return state >> 16
+
+    while p < pages:
+        dumped, excluded = 1 + lcg() % 10, 1 + lcg() % 52
+        runs.append(min(dumped, pages - p))
+        p = min(p + dumped + excluded, pages)
+    return runs
+
+
+def check_dumpcopy(summary, params):
+    page, pages = 4096, params["file_mib"] * 256
+    runs = dumped_runs(pages, params["filter"] != 0)
+    buf, window = params["buffer_kib"] * 1024, params["window_kib"] * 1024
+    assert params["map_whole_windows"] == 0   # the smoke scale maps run by run
+    assert summary["pages"] == pages and summary["pages_dumped"] == sum(runs)
+    ceil = lambda a, b: -(-a // b)
+    assert summary["read"] == {"reads": sum(ceil(r * page, buf) for r in runs), "mmaps": 0,
+                               "munmaps": 0, "writes": sum(ceil(r * page, buf) for r in runs),
+                               "bytes": sum(runs) * page}
+    mmaps = sum(ceil(r * page, window) for r in runs)
+    assert summary["mmap"]["mmaps"] == mmaps and summary["mmap"]["munmaps"] == mmaps
+    assert summary["mmap"]["bytes"] == sum(runs) * page
+
+
+def check_cachebench(summary, params):
+    sweep_small, sweep_large, pingpong, falseshare, storeload = summary["tests"]
+    for sweep, kib in ((sweep_small, params["small_kib"]), (sweep_large, params["large_kib"])):
+        assert sweep["accesses"] == params["passes"] * kib * 1024 // params["stride"]
+    assert pingpong["final_turn"] == params["handoffs"]
+    assert falseshare["counters"] == [params["iterations"]] * 2
+    assert storeload["iterations"] == params["iterations"]
+
+
+CHECKS = {"forkstorm": check_forkstorm, "lmbench-lite": check_lmbench_lite,
+          "scriptstorm": check_scriptstorm, "dumpcopy": check_dumpcopy,
+          "cachebench": check_cachebench}
 
 
 def test_every_workload_has_a_check():

@@ -1,0 +1,10 @@
+#!/bin/sh
+# The validation microbenchmarks, one region of interest each (the program
+# marks them around its measured loops).
+set -e
+cachebench sweep "${ARG_small_kib:?}" "${ARG_stride:?}" "${ARG_passes:?}" > sweep-small.json
+cachebench sweep "${ARG_large_kib:?}" "$ARG_stride" "$ARG_passes" > sweep-large.json
+cachebench pingpong "${ARG_handoffs:?}" > pingpong.json
+cachebench falseshare "${ARG_iterations:?}" > falseshare.json
+cachebench storeload "$ARG_iterations" > storeload.json
+echo "hotline-summary: {\"workload\":\"cachebench\",\"small_kib\":$ARG_small_kib,\"large_kib\":$ARG_large_kib,\"stride\":$ARG_stride,\"passes\":$ARG_passes,\"handoffs\":$ARG_handoffs,\"iterations\":$ARG_iterations,\"tests\":[$(cat sweep-small.json),$(cat sweep-large.json),$(cat pingpong.json),$(cat falseshare.json),$(cat storeload.json)]}"
