@@ -65,3 +65,16 @@ def test_kernel_command_line():
         assert required in words
     disk = qemu.kernel_command_line([("forkstorm", {})], root="disk").split()
     assert {"root=/dev/sda", "ro", "init=/init"} <= set(disk) and "rdinit=/init" not in disk
+
+
+def test_scratch_disks_are_virtio_drives(tmp_path):
+    disks = qemu.make_scratch_disks(tmp_path, 2, 16)
+    assert disks == (Path("scratch-0.img"), Path("scratch-1.img"))
+    assert (tmp_path / "scratch-1.img").stat().st_size == 16 << 20
+    c = qemu.command(bzimage=Path("/k/bzImage"), image=DiskImage("k", Path("/d")),
+                     root="initramfs", cpus=4, memory_mib=512, cpu_model="max",
+                     mode="deterministic", append="", serial_log=Path("guest.log"),
+                     scratch_disks=disks)
+    drives = [c[i + 1] for i, word in enumerate(c) if word == "-drive"]
+    assert drives == ["file=scratch-0.img,format=raw,if=virtio",
+                      "file=scratch-1.img,format=raw,if=virtio"]

@@ -130,3 +130,11 @@ def test_line_size_must_be_power_of_two(tmp_path, monkeypatch):
     text = SYSTEM.replace("[caches]", "[caches]\nline_bytes = 48")
     with pytest.raises(HotlineError, match="line_bytes 48"):
         load_system_text(tmp_path, monkeypatch, text)
+
+
+def test_scratch_disk_size_leaves_room_for_ext4():
+    from hotline.workloads import load_workload
+    scratch = load_workload("lruwriters").scratch_disks
+    params = {"writers": 6, "file_mib": 1000}
+    assert scratch.count(params) == 6
+    assert scratch.size_mib(params) == 1000 * 11 // 10 + 64

@@ -113,14 +113,22 @@ def execute(run: PlannedRun, spec: specs.ExperimentSpec, spec_path: Path, kernel
     work.mkdir(parents=True)
     # QEMU runs in the run directory and names its outputs relative to it,
     # so command.sh stays valid after the directory is renamed.
+    scratch = load_workload(run.workload).scratch_disks
+    disks = qemu.make_scratch_disks(work, scratch.count(dict(run.params)),
+                                    scratch.size_mib(dict(run.params))) if scratch else ()
     cmd = qemu.command(bzimage=kernel.bzimage, image=image, root=spec.root, cpus=system.cpus,
                        memory_mib=system.memory_mib, cpu_model=system.qemu.cpu_model,
                        mode=spec.mode, append=append, serial_log=Path(qemu.SERIAL_LOG),
                        plugin_args=(plugin.qemu_argument(Path(f"{plugin.name}.out")),)
-                       if plugin else ())
+                       if plugin else (), scratch_disks=disks)
     say(f"run {run.run_id}: booting {system.cpus} vCPUs ({spec.mode} mode)")
-    outcome = qemu.run(cmd, work, cpus=system.cpus, workloads=[run.workload],
-                       timeout_s=spec.timeout_s, label=f"run {run.run_id}")
+    try:
+        outcome = qemu.run(cmd, work, cpus=system.cpus, workloads=[run.workload],
+                           timeout_s=spec.timeout_s, label=f"run {run.run_id}")
+    finally:
+        # What the workload wrote is not a result, and can be gigabytes.
+        for disk in disks:
+            (work / disk).unlink(missing_ok=True)
     manifest = {
         "run_id": run.run_id,
         "key": key,

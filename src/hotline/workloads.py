@@ -3,7 +3,11 @@ guest init runs and a workload.toml that declares its parameters and scales.
 
 A scale (smoke, default, seed) is a named set of parameter values; a spec may
 override single parameters.  The guest receives them on the kernel command
-line as hotline.arg.KEY=VALUE and the workload reads ARG_KEY.
+line as hotline.arg.NAME.KEY=VALUE and the workload reads ARG_KEY.
+
+A workload that writes to disks declares scratch_disks = { count = PARAM,
+size_mib = PARAM }: the runner attaches that many blank ext4 disks, each big
+enough for a file of that many MiB.
 """
 
 import tomllib
@@ -24,11 +28,25 @@ class Param:
 
 
 @dataclass(frozen=True)
+class ScratchDisks:
+    count_param: str
+    size_mib_param: str
+
+    def count(self, params: dict[str, int]) -> int:
+        return params[self.count_param]
+
+    def size_mib(self, params: dict[str, int]) -> int:
+        # Room for the file plus ext4's journal, inode tables and reserve.
+        return params[self.size_mib_param] * 11 // 10 + 64
+
+
+@dataclass(frozen=True)
 class Workload:
     name: str
     description: str
     params: dict[str, Param]
     scales: dict[str, dict[str, int]]
+    scratch_disks: ScratchDisks | None = None
 
     def resolve_params(self, scale: str, overrides: dict[str, int]) -> dict[str, int]:
         """The parameter values for a scale with overrides, all range-checked."""
@@ -67,4 +85,10 @@ def load_workload(name: str) -> Workload:
         if set(values) != set(params):
             raise HotlineError(f"{path}: scale '{scale}' must set exactly the parameters "
                                f"{', '.join(params)}")
-    return Workload(name, data["description"], params, scales)
+    scratch = None
+    if "scratch_disks" in data:
+        scratch = ScratchDisks(data["scratch_disks"]["count"], data["scratch_disks"]["size_mib"])
+        for param in (scratch.count_param, scratch.size_mib_param):
+            if param not in params:
+                raise HotlineError(f"{path}: scratch_disks names '{param}', not a parameter")
+    return Workload(name, data["description"], params, scales, scratch)

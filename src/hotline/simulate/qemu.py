@@ -27,6 +27,7 @@ from pathlib import Path
 
 from hotline.console import Ticker
 from hotline.disk_image import DiskImage
+from hotline.errors import HotlineError
 from hotline.simulate import guest_log
 from hotline.tools import tool_version
 
@@ -64,7 +65,7 @@ def kernel_command_line(workloads: list[tuple[str, dict[str, int]]], root: str =
 
 def command(*, bzimage: Path, image: DiskImage, root: str, cpus: int, memory_mib: int,
             cpu_model: str, mode: str, append: str, serial_log: Path,
-            plugin_args: tuple[str, ...] = ()) -> list[str]:
+            plugin_args: tuple[str, ...] = (), scratch_disks: tuple[Path, ...] = ()) -> list[str]:
     if mode not in MODES:
         raise ValueError(f"mode {mode!r} is not one of {MODES}")
     if root not in ROOTS:
@@ -78,6 +79,9 @@ def command(*, bzimage: Path, image: DiskImage, root: str, cpus: int, memory_mib
         cmd += ["-initrd", str(image.initramfs)]
     else:
         cmd += ["-drive", f"file={image.path},format=raw,if=ide,index=0,media=disk,snapshot=on"]
+    # Workloads' scratch disks: virtio-blk, /dev/vda, /dev/vdb, ... in order.
+    for disk in scratch_disks:
+        cmd += ["-drive", f"file={disk},format=raw,if=virtio"]
     if mode == "deterministic":
         cmd += ["-accel", "tcg,thread=single",
                 "-icount", "shift=0,sleep=off,align=off",
@@ -94,6 +98,18 @@ class Outcome:
     failure: str | None       # None: the guest ran to its end and reported success
     report: guest_log.GuestReport
     wall_s: float
+
+
+def make_scratch_disks(run_dir: Path, count: int, size_mib: int) -> tuple[Path, ...]:
+    """Blank ext4 disks (sparse files) in run_dir, named relative to it."""
+    names = tuple(Path(f"scratch-{i}.img") for i in range(count))
+    for name in names:
+        result = subprocess.run(
+            ["mke2fs", "-q", "-t", "ext4", "-F", "-E", "lazy_itable_init=1,lazy_journal_init=1",
+             str(run_dir / name), f"{size_mib}M"], capture_output=True, text=True)
+        if result.returncode != 0:
+            raise HotlineError(f"mke2fs of scratch disk {name} failed: {result.stderr.strip()}")
+    return names
 
 
 def run(cmd: list[str], run_dir: Path, *, cpus: int, workloads: list[str], timeout_s: int,
