@@ -28,6 +28,8 @@ def test_same_inputs_same_bytes(tmp_path, monkeypatch):
     assert first.key == second.key
     assert first.info()["sha256"] == second.info()["sha256"]
     assert first.path.read_bytes() == second.path.read_bytes()
+    assert first.info()["initramfs_sha256"] == second.info()["initramfs_sha256"]
+    assert first.initramfs.read_bytes() == second.initramfs.read_bytes()
 
 
 def test_second_build_is_reused(tmp_path, monkeypatch, capsys):
@@ -48,6 +50,8 @@ def test_contents(tmp_path, monkeypatch):
     for name in ("busybox", "hotline-roi", "sh", "cat", "wc", "reboot", "mount"):
         assert f" {name}" in bin_listing
     assert "run.sh" in ls(image, "/workloads/forkstorm")
+    for program in ("dumpcopy", "cachebench", "lmbench-lite"):
+        assert f" {program}" in bin_listing
 
 
 def test_roi_helper_has_the_nop_markers(tmp_path):

@@ -6,6 +6,7 @@ import pytest
 
 from hotline.disk_image import DiskImage
 from hotline.simulate import qemu
+from tests.conftest import require_tools
 
 
 def cmd(mode, root="initramfs"):
@@ -78,3 +79,13 @@ def test_scratch_disks_are_virtio_drives(tmp_path):
     drives = [c[i + 1] for i, word in enumerate(c) if word == "-drive"]
     assert drives == ["file=scratch-0.img,format=raw,if=virtio",
                       "file=scratch-1.img,format=raw,if=virtio"]
+
+
+def test_qemu_that_cannot_start_fails_with_its_own_message(tmp_path):
+    require_tools("qemu-system-x86_64")
+    c = qemu.command(bzimage=tmp_path / "no-such-bzImage", image=DiskImage("k", tmp_path),
+                     root="initramfs", cpus=1, memory_mib=128, cpu_model="max",
+                     mode="deterministic", append="", serial_log=Path("guest.log"))
+    outcome = qemu.run(c, tmp_path, cpus=1, workloads=["forkstorm"], timeout_s=60, label="t")
+    assert outcome.failure.startswith("QEMU exited with status 1: ")
+    assert "no-such-bzImage" in outcome.failure

@@ -147,9 +147,11 @@ def run(cmd: list[str], run_dir: Path, *, cpus: int, workloads: list[str], timeo
             proc.wait()
     wall_s = time.monotonic() - start
     report = guest_log.parse(serial_log.read_text(errors="replace") if serial_log.exists() else "")
-    failure = killed_for or guest_log.failure_reason(report, cpus, workloads)
+    failure = killed_for
     if failure is None and proc.returncode != 0:
-        failure = f"QEMU exited with status {proc.returncode}; see {run_dir / 'qemu.log'}"
+        said = (run_dir / "qemu.log").read_text(errors="replace").strip().splitlines()
+        failure = f"QEMU exited with status {proc.returncode}: {said[-1] if said else '(no output)'}"
+    failure = failure or guest_log.failure_reason(report, cpus, workloads)
     return Outcome(failure, report, wall_s)
 
 
