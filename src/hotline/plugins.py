@@ -1,4 +1,5 @@
-"""QEMU TCG plugins (plugins/NAME.c), built into the cache by a hash of their
+"""QEMU TCG plugins (plugins/NAME.c, one file per tool) and the cache model
+they share (plugins/cachemodel/), built into the cache by a hash of their
 sources and the compiler.  Every hotline plugin takes out=FILE and writes its
 results there; the runner puts FILE in the run directory as NAME.out."""
 
@@ -14,7 +15,10 @@ from hotline.hashing import hash_file, hash_files, hash_json, short
 from hotline.tools import compiler_version
 
 PLUGINS = paths.REPO / "plugins"
-CFLAGS = ["-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-Werror", "-fvisibility=hidden"]
+MODEL = PLUGINS / "cachemodel"
+CFLAGS = ["-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-Werror"]
+# A plugin exports only what QEMU looks up (qemu_plugin_install/_version).
+PLUGIN_CFLAGS = [*CFLAGS, "-fvisibility=hidden"]
 
 
 @dataclass(frozen=True)
@@ -38,20 +42,35 @@ def build_plugin(name: str) -> Plugin:
     source = PLUGINS / f"{name}.c"
     if not source.is_file():
         raise HotlineError(f"unknown plugin '{name}'; available: {', '.join(available_plugins())}")
-    inputs = {"sources": hash_files([source, *PLUGINS.glob("*.h")], PLUGINS),
-              "cflags": CFLAGS, "compiler": compiler_version()}
+    key, path = _build_shared_object(name, [source], PLUGIN_CFLAGS)
+    return Plugin(name, key, path)
+
+
+def build_cache_model() -> Path:
+    """The cache model alone (plugins/cachemodel/), as a shared library for
+    driving it from Python (tests, reference comparisons)."""
+    _, path = _build_shared_object("libcachemodel", [MODEL / "cachemodel.c"], CFLAGS)
+    return path
+
+
+def _build_shared_object(name: str, sources: list[Path], cflags: list[str]) -> tuple[str, Path]:
+    """Compile sources into NAME.so in the cache, keyed by every source and
+    header hotline's C code has, the flags and the compiler."""
+    inputs = {"sources": hash_files([*PLUGINS.glob("*.[ch]"), *MODEL.glob("*.[ch]")], PLUGINS),
+              "build": [str(s.relative_to(PLUGINS)) for s in sources],
+              "cflags": cflags, "compiler": compiler_version()}
     key = hash_json(inputs)
     directory = paths.cache_dir() / "plugins" / f"{name}-{short(key)}"
-    plugin = Plugin(name, key, directory / f"{name}.so")
-    if plugin.path.is_file():
-        return plugin
+    path = directory / f"{name}.so"
+    if path.is_file():
+        return key, path
     staging = directory.with_name(directory.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
-    result = subprocess.run(["gcc", *CFLAGS, "-o", str(staging / f"{name}.so"), str(source)],
-                            capture_output=True, text=True)
+    result = subprocess.run(["gcc", *cflags, "-I", str(MODEL), "-o", str(staging / path.name),
+                             *map(str, sources)], capture_output=True, text=True)
     if result.returncode != 0:
-        raise HotlineError(f"plugin {name} does not compile:\n{result.stderr.strip()}")
+        raise HotlineError(f"{name} does not compile:\n{result.stderr.strip()}")
     staging.rename(directory)
-    say(f"plugin {name}: built {short(key)}")
-    return plugin
+    say(f"{name}: built {short(key)}")
+    return key, path

@@ -1,0 +1,657 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * cachemodel: the coherent multi-core cache hierarchy declared in
+ * cachemodel.h.  Structures, in the order an access meets them:
+ *
+ *   store buffer  per core, a ring of the last stores (read after partial write)
+ *   cache         set-associative, LRU by access stamp; per line a MESI state
+ *                 (meaningful in the L2, which carries its core's state)
+ *   shadow        per cache, a fully associative LRU cache of the same number
+ *                 of lines, which tells conflict misses from capacity misses
+ *   seen          per cache, a bitmap of lines ever accessed: compulsory misses
+ *   stolen        per core, lines another core's write invalidated, with who
+ *                 and which instruction: coherence misses
+ */
+#include "cachemodel.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum mesi { INVALID, SHARED, EXCLUSIVE, MODIFIED };
+
+/* ---- seen: a growable bitmap of line numbers ---------------------------- */
+
+#define SEEN_CHUNK_BITS 20	/* lines per chunk: 2^20 bits = 128 KiB */
+
+struct seen {
+	uint64_t **chunks;
+	size_t n;
+};
+
+/* Marks the line; true if it was already marked. */
+static bool seen_test_and_set(struct seen *s, uint64_t line)
+{
+	size_t chunk = line >> SEEN_CHUNK_BITS;
+	uint64_t bit = line & ((1u << SEEN_CHUNK_BITS) - 1);
+
+	if (chunk >= s->n) {
+		size_t n = chunk + 1;
+
+		s->chunks = realloc(s->chunks, n * sizeof(*s->chunks));
+		memset(s->chunks + s->n, 0, (n - s->n) * sizeof(*s->chunks));
+		s->n = n;
+	}
+	if (!s->chunks[chunk])
+		s->chunks[chunk] = calloc((1u << SEEN_CHUNK_BITS) / 64, sizeof(uint64_t));
+	uint64_t *word = &s->chunks[chunk][bit / 64], mask = 1ull << (bit % 64);
+	bool was = *word & mask;
+
+	*word |= mask;
+	return was;
+}
+
+static void seen_free(struct seen *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->chunks[i]);
+	free(s->chunks);
+}
+
+/* ---- shadow: fully associative LRU of `cap` lines ------------------------ */
+
+/*
+ * A doubly linked list in recency order (head most recent) over a node
+ * array, and an open-addressing hash table from line to node.
+ */
+struct shadow_node {
+	uint64_t line;
+	uint32_t prev, next;
+};
+
+struct shadow {
+	uint32_t cap, used, head, tail, mask;
+	struct shadow_node *nodes;
+	uint32_t *table;	/* node index + 1; 0: empty */
+};
+
+#define NIL UINT32_MAX
+
+static uint32_t hash_line(uint64_t line, uint32_t mask)
+{
+	return (uint32_t)((line * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+}
+
+static void shadow_init(struct shadow *s, uint32_t cap)
+{
+	uint32_t size = 1;
+
+	while (size < 2 * cap)
+		size <<= 1;
+	s->cap = cap;
+	s->used = 0;
+	s->head = s->tail = NIL;
+	s->mask = size - 1;
+	s->nodes = calloc(cap, sizeof(*s->nodes));
+	s->table = calloc(size, sizeof(*s->table));
+}
+
+static uint32_t *shadow_slot(struct shadow *s, uint64_t line)
+{
+	uint32_t i = hash_line(line, s->mask);
+
+	while (s->table[i] && s->nodes[s->table[i] - 1].line != line)
+		i = (i + 1) & s->mask;
+	return &s->table[i];
+}
+
+/* Linear-probing deletion by backward shift: no tombstones. */
+static void shadow_unhash(struct shadow *s, uint64_t line)
+{
+	uint32_t i = (uint32_t)(shadow_slot(s, line) - s->table), j = i;
+
+	s->table[i] = 0;
+	for (;;) {
+		j = (j + 1) & s->mask;
+		if (!s->table[j])
+			return;
+		uint32_t home = hash_line(s->nodes[s->table[j] - 1].line, s->mask);
+
+		/* Move j back to i unless its home lies cyclically in (i, j]. */
+		if (i <= j ? (home <= i || home > j) : (home <= i && home > j)) {
+			s->table[i] = s->table[j];
+			s->table[j] = 0;
+			i = j;
+		}
+	}
+}
+
+static void list_unlink(struct shadow *s, uint32_t n)
+{
+	struct shadow_node *node = &s->nodes[n];
+
+	if (node->prev != NIL)
+		s->nodes[node->prev].next = node->next;
+	else
+		s->head = node->next;
+	if (node->next != NIL)
+		s->nodes[node->next].prev = node->prev;
+	else
+		s->tail = node->prev;
+}
+
+static void list_push_head(struct shadow *s, uint32_t n)
+{
+	s->nodes[n].prev = NIL;
+	s->nodes[n].next = s->head;
+	if (s->head != NIL)
+		s->nodes[s->head].prev = n;
+	s->head = n;
+	if (s->tail == NIL)
+		s->tail = n;
+}
+
+/* Accesses the line; true if it was present before. */
+static bool shadow_access(struct shadow *s, uint64_t line)
+{
+	uint32_t *slot = shadow_slot(s, line), n;
+
+	if (*slot) {
+		n = *slot - 1;
+		list_unlink(s, n);
+		list_push_head(s, n);
+		return true;
+	}
+	if (s->used < s->cap) {
+		n = s->used++;
+	} else {
+		n = s->tail;
+		list_unlink(s, n);
+		shadow_unhash(s, s->nodes[n].line);
+		slot = shadow_slot(s, line);
+	}
+	s->nodes[n].line = line;
+	*slot = n + 1;
+	list_push_head(s, n);
+	return false;
+}
+
+static void shadow_free(struct shadow *s)
+{
+	free(s->nodes);
+	free(s->table);
+}
+
+/* ---- cache: set-associative, LRU ---------------------------------------- */
+
+struct way {
+	uint64_t tag;		/* line number + 1; 0: invalid */
+	uint64_t stamp;		/* last access, for LRU */
+	uint8_t state;		/* enum mesi (L2); MODIFIED marks a dirty L3 line */
+};
+
+struct cache {
+	uint32_t sets, assoc, latency;
+	uint64_t clock;
+	struct way *ways;
+	struct shadow shadow;
+	struct seen seen;
+};
+
+static void cache_init(struct cache *c, const struct cm_cache_config *cfg, uint32_t line_bytes)
+{
+	c->assoc = cfg->assoc;
+	c->sets = cfg->size_bytes / line_bytes / cfg->assoc;
+	c->latency = cfg->latency;
+	c->clock = 0;
+	c->ways = calloc((size_t)c->sets * c->assoc, sizeof(*c->ways));
+	shadow_init(&c->shadow, c->sets * c->assoc);
+	memset(&c->seen, 0, sizeof(c->seen));
+}
+
+static void cache_free(struct cache *c)
+{
+	free(c->ways);
+	shadow_free(&c->shadow);
+	seen_free(&c->seen);
+}
+
+static struct way *cache_set(struct cache *c, uint64_t line)
+{
+	return &c->ways[(line & (c->sets - 1)) * c->assoc];
+}
+
+static struct way *cache_find(struct cache *c, uint64_t line)
+{
+	struct way *set = cache_set(c, line);
+
+	for (uint32_t i = 0; i < c->assoc; i++)
+		if (set[i].tag == line + 1)
+			return &set[i];
+	return NULL;
+}
+
+static void cache_touch(struct cache *c, struct way *w)
+{
+	w->stamp = ++c->clock;
+}
+
+/* The way the line goes into: an invalid one, else the least recently used. */
+static struct way *cache_victim(struct cache *c, uint64_t line)
+{
+	struct way *set = cache_set(c, line), *victim = &set[0];
+
+	for (uint32_t i = 0; i < c->assoc; i++) {
+		if (!set[i].tag)
+			return &set[i];
+		if (set[i].stamp < victim->stamp)
+			victim = &set[i];
+	}
+	return victim;
+}
+
+static void cache_drop(struct cache *c, uint64_t line)
+{
+	struct way *w = cache_find(c, line);
+
+	if (w)
+		w->tag = 0;
+}
+
+/* ---- per core: stolen lines and the store buffer ----------------------- */
+
+#define STOLEN_BITS 14		/* direct-mapped; a collision forgets the older */
+
+struct stolen {
+	uint64_t tag;		/* line + 1 */
+	uint64_t pc;
+	int16_t by;
+};
+
+struct store {
+	uint64_t addr, pc, icount;
+	uint32_t size;
+};
+
+struct core {
+	struct cache l1i, l1d, l2;
+	struct stolen *stolen;
+	struct store *stores;	/* ring of store_buffer_entries */
+	uint32_t next_store, stores_used;
+};
+
+struct cm_model {
+	struct cm_config cfg;
+	uint32_t line_shift;
+	struct core *cores;
+	struct cache l3;
+	bool has_l3;
+};
+
+/* ---- configuration ------------------------------------------------------ */
+
+static bool power_of_two(uint64_t n)
+{
+	return n && !(n & (n - 1));
+}
+
+static const char *cache_error(const struct cm_cache_config *c, uint32_t line_bytes)
+{
+	if (!c->assoc || !c->size_bytes || c->size_bytes % (c->assoc * line_bytes))
+		return "a cache's size must be a whole number of sets of assoc lines";
+	if (!power_of_two(c->size_bytes / line_bytes / c->assoc))
+		return "a cache's number of sets must be a power of two";
+	return NULL;
+}
+
+const char *cm_config_error(const struct cm_config *cfg)
+{
+	const char *e;
+
+	if (cfg->cores < 1 || cfg->cores > 256)
+		return "cores must be 1..256";
+	if (!power_of_two(cfg->line_bytes) || cfg->line_bytes < 8)
+		return "line_bytes must be a power of two >= 8";
+	if ((e = cache_error(&cfg->l1i, cfg->line_bytes)) || (e = cache_error(&cfg->l1d, cfg->line_bytes)) ||
+	    (e = cache_error(&cfg->l2, cfg->line_bytes)))
+		return e;
+	if (cfg->l3.size_bytes && (e = cache_error(&cfg->l3, cfg->line_bytes)))
+		return e;
+	if (cfg->inclusion > CM_EXCLUSIVE)
+		return "inclusion must be non-inclusive, inclusive or exclusive";
+	if (cfg->store_buffer_entries < 1 || cfg->store_buffer_entries > 4096)
+		return "store_buffer_entries must be 1..4096";
+	return NULL;
+}
+
+struct cm_model *cm_new(const struct cm_config *cfg)
+{
+	struct cm_model *m;
+
+	if (cm_config_error(cfg))
+		return NULL;
+	m = calloc(1, sizeof(*m));
+	m->cfg = *cfg;
+	while ((1u << m->line_shift) < cfg->line_bytes)
+		m->line_shift++;
+	m->cores = calloc(cfg->cores, sizeof(*m->cores));
+	for (uint32_t i = 0; i < cfg->cores; i++) {
+		struct core *c = &m->cores[i];
+
+		cache_init(&c->l1i, &cfg->l1i, cfg->line_bytes);
+		cache_init(&c->l1d, &cfg->l1d, cfg->line_bytes);
+		cache_init(&c->l2, &cfg->l2, cfg->line_bytes);
+		c->stolen = calloc(1u << STOLEN_BITS, sizeof(*c->stolen));
+		c->stores = calloc(cfg->store_buffer_entries, sizeof(*c->stores));
+	}
+	m->has_l3 = cfg->l3.size_bytes != 0;
+	if (m->has_l3)
+		cache_init(&m->l3, &cfg->l3, cfg->line_bytes);
+	return m;
+}
+
+void cm_free(struct cm_model *m)
+{
+	if (!m)
+		return;
+	for (uint32_t i = 0; i < m->cfg.cores; i++) {
+		cache_free(&m->cores[i].l1i);
+		cache_free(&m->cores[i].l1d);
+		cache_free(&m->cores[i].l2);
+		free(m->cores[i].stolen);
+		free(m->cores[i].stores);
+	}
+	if (m->has_l3)
+		cache_free(&m->l3);
+	free(m->cores);
+	free(m);
+}
+
+/* ---- coherence ---------------------------------------------------------- */
+
+static struct stolen *stolen_entry(struct core *c, uint64_t line)
+{
+	return &c->stolen[(line ^ (line >> STOLEN_BITS)) & ((1u << STOLEN_BITS) - 1)];
+}
+
+/* Removes the line from a core's private caches (L1s and L2). */
+static void drop_private(struct core *c, uint64_t line)
+{
+	cache_drop(&c->l1i, line);
+	cache_drop(&c->l1d, line);
+	cache_drop(&c->l2, line);
+}
+
+/* A dirty line leaving the private caches goes to the L3, if it keeps it. */
+static void write_back(struct cm_model *m, uint64_t line)
+{
+	struct way *w = m->has_l3 ? cache_find(&m->l3, line) : NULL;
+
+	if (w)
+		w->state = MODIFIED;
+}
+
+/* `writer`'s write at `pc` takes the line from every other core. */
+static void invalidate_others(struct cm_model *m, uint32_t writer, uint64_t line, uint64_t pc)
+{
+	for (uint32_t i = 0; i < m->cfg.cores; i++) {
+		struct core *c = &m->cores[i];
+
+		if (i == writer || !cache_find(&c->l2, line))
+			continue;
+		drop_private(c, line);
+		*stolen_entry(c, line) = (struct stolen){ .tag = line + 1, .pc = pc, .by = (int16_t)writer };
+	}
+}
+
+/* ---- one line ----------------------------------------------------------- */
+
+static uint8_t classify(struct core *c, bool first, bool shadow_hit, uint64_t line,
+			struct cm_result *r)
+{
+	struct stolen *s = stolen_entry(c, line);
+
+	if (first)
+		return CM_COMPULSORY;
+	if (s->tag == line + 1) {
+		r->stolen_by = s->by;
+		r->stolen_by_pc = s->pc;
+		return CM_COHERENCE;
+	}
+	return shadow_hit ? CM_CONFLICT : CM_CAPACITY;
+}
+
+/* An access to a cache level: its seen bitmap and shadow see every one. */
+struct probe {
+	bool first, shadow_hit;
+	struct way *way;
+};
+
+static struct probe probe(struct cache *c, uint64_t line)
+{
+	struct probe p;
+
+	p.first = !seen_test_and_set(&c->seen, line);
+	p.shadow_hit = shadow_access(&c->shadow, line);
+	p.way = cache_find(c, line);
+	if (p.way)
+		cache_touch(c, p.way);
+	return p;
+}
+
+static void evict_from_l3(struct cm_model *m, uint64_t victim)
+{
+	/* An inclusive L3 takes its victims out of every private cache. */
+	if (m->cfg.inclusion == CM_INCLUSIVE)
+		for (uint32_t i = 0; i < m->cfg.cores; i++)
+			drop_private(&m->cores[i], victim);
+}
+
+static void fill_l3(struct cm_model *m, uint64_t line, uint8_t state)
+{
+	struct way *w = cache_victim(&m->l3, line);
+
+	if (w->tag)
+		evict_from_l3(m, w->tag - 1);
+	w->tag = line + 1;
+	w->state = state;
+	cache_touch(&m->l3, w);
+}
+
+/* The line enters the core's L2 (and then an L1), pushing out a victim. */
+static void fill_l2(struct cm_model *m, struct core *c, uint64_t line, uint8_t state)
+{
+	struct way *w = cache_victim(&c->l2, line);
+
+	if (w->tag) {
+		uint64_t victim = w->tag - 1;
+
+		/* The L2 is inclusive of its L1s. */
+		cache_drop(&c->l1i, victim);
+		cache_drop(&c->l1d, victim);
+		if (m->has_l3 && m->cfg.inclusion == CM_EXCLUSIVE)
+			fill_l3(m, victim, w->state == MODIFIED ? MODIFIED : SHARED);
+		else if (w->state == MODIFIED)
+			write_back(m, victim);
+	}
+	w->tag = line + 1;
+	w->state = state;
+	cache_touch(&c->l2, w);
+}
+
+static void fill_l1(struct cache *l1, uint64_t line)
+{
+	struct way *w = cache_victim(l1, line);
+
+	w->tag = line + 1;
+	w->state = SHARED;	/* unused: the L2 carries the state */
+	cache_touch(l1, w);
+}
+
+/* Who served the access, and so its latency. */
+static void set_source(struct cm_model *m, struct cm_result *r, uint8_t source)
+{
+	const uint32_t latency[] = {
+		[CM_FROM_L1] = m->cfg.l1d.latency, [CM_FROM_L2] = m->cfg.l2.latency,
+		[CM_FROM_L3] = m->cfg.l3.latency, [CM_FROM_PEER] = m->cfg.peer_latency,
+		[CM_FROM_MEMORY] = m->cfg.memory_latency,
+	};
+
+	r->source = source;
+	r->cycles = latency[source];
+}
+
+static void access_line(struct cm_model *m, uint32_t core, uint64_t pc, uint64_t line,
+			uint32_t kind, struct cm_result *r)
+{
+	struct core *me = &m->cores[core];
+	struct cache *l1 = kind == CM_IFETCH ? &me->l1i : &me->l1d;
+	bool write = kind == CM_STORE || kind == CM_RMW;
+	struct probe p1 = probe(l1, line), p2, p3;
+	struct way *mine = cache_find(&me->l2, line);	/* the core's state */
+
+	if (p1.way) {
+		if (write && mine->state == SHARED) {
+			r->l1 = CM_UPGRADE;
+			invalidate_others(m, core, line, pc);
+			mine->state = MODIFIED;
+			set_source(m, r, CM_FROM_L1);
+			r->cycles = m->cfg.peer_latency;
+			return;
+		}
+		if (write)
+			mine->state = MODIFIED;
+		r->l1 = CM_HIT;
+		set_source(m, r, CM_FROM_L1);
+		r->cycles = l1->latency;
+		return;
+	}
+	r->l1 = classify(me, p1.first, p1.shadow_hit, line, r);
+
+	p2 = probe(&me->l2, line);
+	if (p2.way) {
+		if (write && p2.way->state == SHARED) {
+			r->l2 = CM_UPGRADE;
+			invalidate_others(m, core, line, pc);
+			p2.way->state = MODIFIED;
+			set_source(m, r, CM_FROM_L2);
+			r->cycles = m->cfg.peer_latency;
+		} else {
+			if (write)
+				p2.way->state = MODIFIED;
+			r->l2 = CM_HIT;
+			set_source(m, r, CM_FROM_L2);
+		}
+		fill_l1(l1, line);
+		stolen_entry(me, line)->tag = 0;
+		return;
+	}
+	r->l2 = classify(me, p2.first, p2.shadow_hit, line, r);
+
+	/* Beyond the private caches: who else has the line? */
+	bool peer_modified = false, peers = false;
+
+	for (uint32_t i = 0; i < m->cfg.cores; i++) {
+		struct way *w = i == core ? NULL : cache_find(&m->cores[i].l2, line);
+
+		if (!w)
+			continue;
+		peers = true;
+		if (w->state == MODIFIED)
+			peer_modified = true;
+		if (!write && w->state != SHARED) {
+			/* A read takes an exclusive or modified line down to shared. */
+			if (w->state == MODIFIED)
+				write_back(m, line);
+			w->state = SHARED;
+		}
+	}
+	if (write)
+		invalidate_others(m, core, line, pc);
+
+	uint8_t source = CM_FROM_MEMORY;
+
+	if (m->has_l3) {
+		p3 = probe(&m->l3, line);
+		if (p3.way) {
+			r->l3 = CM_HIT;
+			source = CM_FROM_L3;
+			if (m->cfg.inclusion == CM_EXCLUSIVE)
+				p3.way->tag = 0;	/* it moves up */
+		} else {
+			/* The shared L3 loses lines only to its own evictions. */
+			r->l3 = p3.first ? CM_COMPULSORY : p3.shadow_hit ? CM_CONFLICT : CM_CAPACITY;
+			if (m->cfg.inclusion != CM_EXCLUSIVE)
+				fill_l3(m, line, SHARED);
+		}
+	}
+	/* Only a modified line comes from another core's cache; clean data
+	 * comes from the L3 or memory. */
+	if (peer_modified)
+		source = CM_FROM_PEER;
+	set_source(m, r, source);
+	fill_l2(m, me, line, write ? MODIFIED : peers ? SHARED : EXCLUSIVE);
+	fill_l1(l1, line);
+	stolen_entry(me, line)->tag = 0;
+}
+
+/* ---- store buffer ------------------------------------------------------- */
+
+static void check_partial_write(struct cm_model *m, struct core *c, uint64_t addr, uint32_t size,
+				uint64_t icount, struct cm_result *r)
+{
+	uint32_t n = m->cfg.store_buffer_entries;
+
+	/* Youngest first: the youngest overlapping store is the one the load
+	 * would forward from. */
+	for (uint32_t k = 1; k <= c->stores_used; k++) {
+		struct store *s = &c->stores[(c->next_store + n - k) % n];
+
+		if (icount - s->icount > m->cfg.store_buffer_window)
+			return;
+		if (s->addr >= addr + size || addr >= s->addr + s->size)
+			continue;
+		if (s->addr > addr || s->addr + s->size < addr + size) {
+			r->partial_write = 1;
+			r->store_pc = s->pc;
+		}
+		return;
+	}
+}
+
+static void record_store(struct cm_model *m, struct core *c, uint64_t pc, uint64_t addr,
+			 uint32_t size, uint64_t icount)
+{
+	uint32_t n = m->cfg.store_buffer_entries;
+
+	c->stores[c->next_store] = (struct store){ addr, pc, icount, size };
+	c->next_store = (c->next_store + 1) % n;
+	if (c->stores_used < n)
+		c->stores_used++;
+}
+
+/* ---- the interface ------------------------------------------------------ */
+
+void cm_access(struct cm_model *m, uint32_t core, uint64_t pc, uint64_t paddr, uint32_t size,
+	       uint32_t kind, uint64_t icount, struct cm_result *result)
+{
+	struct core *c = &m->cores[core];
+	uint64_t first = paddr >> m->line_shift;
+	uint64_t last = (paddr + (size ? size : 1) - 1) >> m->line_shift;
+
+	memset(result, 0, sizeof(*result));
+	result->stolen_by = -1;
+	if (kind == CM_LOAD || kind == CM_RMW)
+		check_partial_write(m, c, paddr, size, icount, result);
+	if (kind == CM_STORE || kind == CM_RMW)
+		record_store(m, c, pc, paddr, size, icount);
+	for (uint64_t line = first; line <= last; line++) {
+		struct cm_result r = *result;
+
+		r.l1 = r.l2 = r.l3 = CM_NOT_REACHED;
+		access_line(m, core, pc, line, kind, &r);
+		/* A split access reports its slowest part. */
+		if (line == first || r.cycles > result->cycles)
+			*result = r;
+	}
+}

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * cachemodel: a coherent multi-core cache hierarchy, one access at a time.
+ *
+ * Pure C, no QEMU: the QEMU plugin feeds it, the tests drive it through
+ * ctypes.  Per core a private L1I, L1D and L2, optionally one shared L3;
+ * 64-byte (configurable) lines, set-associative, LRU.  The private L2 is
+ * inclusive of its core's L1s, and the coherence state (MESI) of a line is
+ * that of the core's private hierarchy: another core's write invalidates the
+ * line in both.  The L3 is inclusive (its evictions invalidate private
+ * copies), non-inclusive (filled from memory, victims written back) or
+ * exclusive (filled only by private victims; a hit moves the line up).
+ *
+ * Every miss is classified, at each level it reached:
+ *   compulsory  first access to the line by this cache
+ *   coherence   the line was invalidated by another core's write (the
+ *               result names that core and its instruction)
+ *   conflict    a fully associative LRU cache of the same size would hit
+ *   capacity    it would miss too
+ *   upgrade     a write to a line this core holds Shared
+ *
+ * And per core a store buffer of the last N stores within W instructions:
+ * a load that overlaps the youngest overlapping store without being
+ * contained in it is a read after a partial write.
+ */
+#ifndef HOTLINE_CACHEMODEL_H
+#define HOTLINE_CACHEMODEL_H
+
+#include <stdint.h>
+
+enum cm_kind { CM_IFETCH, CM_LOAD, CM_STORE, CM_RMW };
+
+/* What happened at one level of one access. */
+enum cm_outcome {
+	CM_NOT_REACHED,
+	CM_HIT,
+	CM_COMPULSORY,
+	CM_CAPACITY,
+	CM_CONFLICT,
+	CM_COHERENCE,
+	CM_UPGRADE,
+};
+
+/* Who supplied the data. */
+enum cm_source { CM_FROM_L1, CM_FROM_L2, CM_FROM_L3, CM_FROM_PEER, CM_FROM_MEMORY };
+
+enum cm_inclusion { CM_NON_INCLUSIVE, CM_INCLUSIVE, CM_EXCLUSIVE };
+
+struct cm_cache_config {
+	uint32_t size_bytes;	/* 0: no such cache (L3 only) */
+	uint32_t assoc;
+	uint32_t latency;	/* cycles to serve a hit */
+};
+
+struct cm_config {
+	uint32_t cores;
+	uint32_t line_bytes;
+	struct cm_cache_config l1i, l1d, l2, l3;
+	uint32_t inclusion;		/* enum cm_inclusion, of the L3 */
+	uint32_t memory_latency;
+	uint32_t peer_latency;		/* cache-to-cache transfer or invalidation */
+	uint32_t store_buffer_entries;
+	uint32_t store_buffer_window;	/* instructions */
+};
+
+struct cm_result {
+	uint8_t l1, l2, l3;		/* enum cm_outcome at each level */
+	uint8_t source;			/* enum cm_source */
+	uint8_t partial_write;		/* 1: read after a partial write */
+	int16_t stolen_by;		/* coherence miss: the invalidating core, else -1 */
+	uint32_t cycles;		/* latency of the level that served the access */
+	uint64_t stolen_by_pc;		/* coherence miss: the invalidating instruction */
+	uint64_t store_pc;		/* partial write: the store's instruction */
+};
+
+struct cm_model;
+
+/* NULL if the configuration is impossible (see cm_config_error). */
+struct cm_model *cm_new(const struct cm_config *config);
+const char *cm_config_error(const struct cm_config *config);
+void cm_free(struct cm_model *m);
+
+/*
+ * One access of `size` bytes at physical address `paddr` by instruction
+ * `pc` of `core`, its `icount`-th instruction.  An access that crosses a line
+ * boundary is modelled as one access per line; the result is the worst of
+ * them (the first one that went furthest).
+ */
+void cm_access(struct cm_model *m, uint32_t core, uint64_t pc, uint64_t paddr, uint32_t size,
+	       uint32_t kind, uint64_t icount, struct cm_result *result);
+
+#endif /* HOTLINE_CACHEMODEL_H */

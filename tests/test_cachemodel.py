@@ -1,0 +1,359 @@
+"""The C cache model on synthetic access streams whose outcomes are worked
+out by hand in each test (geometry, then the derivation), and against a
+second, deliberately simple model written here in Python."""
+
+from collections import Counter
+
+import pytest
+
+from hotline.cachemodel import CacheModel
+from hotline.errors import HotlineError
+from tests.conftest import require_tools
+
+LINE = 64
+
+
+@pytest.fixture(autouse=True)
+def compiler():
+    require_tools("gcc")
+
+
+def small(cores=1, **kw):
+    """L1s: 1 KiB, 2-way: 16 lines in 8 sets.  L2: 4 KiB, 4-way: 64 lines in
+    16 sets.  Latencies 1 / 10 / 30 (L3) / 200 (memory) / 60 (peer)."""
+    return CacheModel(cores=cores, l1i=(1, 2, 1), l1d=(1, 2, 1), l2=(4, 4, 10),
+                      memory_latency=200, peer_latency=60, **kw)
+
+
+def sweep(model, lines, passes, core=0, kind="load", base=0):
+    """Outcomes per pass: a Counter of (l1, l2) for each pass."""
+    result = []
+    for _ in range(passes):
+        result.append(Counter((a.l1, a.l2) for a in
+                              (model.access(core, kind, base + i * LINE) for i in range(lines))))
+    return result
+
+
+def test_sweep_within_l1_misses_once_then_hits():
+    # 16 lines = the L1's capacity: the first pass misses everything in both
+    # levels (compulsory), every later pass hits in L1.
+    first, second, third = sweep(small(), 16, 3)
+    assert first == {("compulsory", "compulsory"): 16}
+    assert second == third == {("hit", "not-reached"): 16}
+
+
+def test_sweep_over_l1_under_l2_is_capacity_in_l1():
+    # 32 lines cycled through a 16-line LRU L1: each set (2 ways) sees 4 lines
+    # in turn, so LRU always evicts the one needed next: every access misses
+    # in L1.  A fully associative 16-line LRU misses a cyclic 32-line sweep
+    # too: capacity.  32 lines fit the 64-line L2: hits after the first pass.
+    first, second = sweep(small(), 32, 2)
+    assert first == {("compulsory", "compulsory"): 32}
+    assert second == {("capacity", "hit"): 32}
+
+
+def test_sweep_over_l2_is_capacity_in_both():
+    # 128 lines > the L2's 64: from the second pass on, every access misses
+    # in both levels, and a fully associative cache of either size would too.
+    _, second = sweep(small(), 128, 2)
+    assert second == {("capacity", "capacity"): 128}
+
+
+def test_three_lines_in_one_two_way_set_are_conflicts():
+    # Lines 0, 8 and 16 all map to L1 set 0 (8 sets); a 2-way LRU set cycled
+    # over 3 lines misses every time, a 16-line fully associative cache would
+    # hold all three: conflict.  The L2 (16 sets) puts them in sets 0, 8, 0:
+    # no conflict there, so L2 hits.
+    model = small()
+    lines = [0, 8, 16]
+    first = [model.access(0, "load", l * LINE) for l in lines]
+    assert [(a.l1, a.l2) for a in first] == [("compulsory", "compulsory")] * 3
+    again = [model.access(0, "load", l * LINE) for l in lines * 3]
+    assert [(a.l1, a.l2) for a in again] == [("conflict", "hit")] * 9
+    assert {a.source for a in again} == {"l2"} and {a.cycles for a in again} == {10}
+
+
+def test_mesi_between_two_cores():
+    m = small(cores=2)
+    x = 0x1000
+    a = m.access(0, "load", x)                      # core 0: Exclusive
+    assert (a.l1, a.source, a.cycles) == ("compulsory", "memory", 200)
+    b = m.access(1, "load", x)                      # both Shared; clean data from memory
+    assert (b.l1, b.source) == ("compulsory", "memory")
+    assert m.access(0, "load", x).l1 == "hit"
+    up = m.access(0, "store", x, pc=0xAAA)          # write to Shared: upgrade, core 1 invalidated
+    assert (up.l1, up.cycles) == ("upgrade", 60)
+    assert m.access(0, "store", x).l1 == "hit"      # Modified now: plain hit
+    stolen = m.access(1, "load", x)                 # core 1's copy was stolen by core 0
+    assert (stolen.l1, stolen.l2) == ("coherence", "coherence")
+    assert (stolen.stolen_by, stolen.stolen_by_pc) == (0, 0xAAA)
+    assert (stolen.source, stolen.cycles) == ("peer", 60)   # core 0 had it Modified
+    assert m.access(0, "load", x).l1 == "hit"       # core 0 kept it, Shared
+
+
+def test_exclusive_line_is_written_without_upgrade():
+    m = small(cores=2)
+    m.access(0, "load", 0)                          # Exclusive: nobody else has it
+    assert m.access(0, "store", 0).l1 == "hit"
+
+
+def test_four_cores_one_writer():
+    m = small(cores=4)
+    x = 0x2000
+    for core in range(4):
+        m.access(core, "load", x)                   # Shared in all four
+    assert m.access(2, "store", x, pc=0x22).l1 == "upgrade"
+    readers = [m.access(core, "load", x) for core in (0, 1, 3)]
+    assert [(r.l1, r.stolen_by, r.stolen_by_pc) for r in readers] == [("coherence", 2, 0x22)] * 3
+    # Only the first reader finds the line Modified in core 2; after that it
+    # is Shared everywhere and clean data comes from memory (no L3 here).
+    assert [r.source for r in readers] == ["peer", "memory", "memory"]
+
+
+def test_ping_pong_coherence_misses():
+    # N alternating stores to one line by cores 0 and 1: each core's first
+    # store is compulsory, every later one finds its copy stolen by the other.
+    m = small(cores=2)
+    n = 100
+    outcomes = Counter()
+    for i in range(n):
+        a = m.access(i % 2, "store", 0x3000, pc=0x100 + i % 2)
+        outcomes[a.l1] += 1
+        if a.l1 == "coherence":
+            assert (a.stolen_by, a.stolen_by_pc) == (1 - i % 2, 0x100 + 1 - i % 2)
+    assert outcomes == {"compulsory": 2, "coherence": n - 2}
+
+
+def test_false_sharing_is_the_same_line():
+    # Two counters 8 bytes apart share one line; the cores take turns to
+    # increment their own (a load, then a store).  The load finds the line
+    # taken by the other core's store and brings it back Shared; the store
+    # must then upgrade it.
+    m = small(cores=2)
+    kinds = Counter()
+    for i in range(50):
+        core = i % 2
+        kinds[("load", m.access(core, "load", 0x4000 + 8 * core).l1)] += 1
+        kinds[("store", m.access(core, "store", 0x4000 + 8 * core).l1)] += 1
+    # Round 0: core 0 loads (compulsory, Exclusive) and stores (hit).
+    # Round 1: core 1 loads (compulsory, Shared), stores (upgrade).
+    # Every later round: the load is a coherence miss and the store an upgrade.
+    assert kinds == {("load", "compulsory"): 2, ("load", "coherence"): 48,
+                     ("store", "hit"): 1, ("store", "upgrade"): 49}
+
+
+@pytest.mark.parametrize("inclusion, hit_after", [("inclusive", False), ("non-inclusive", True)])
+def test_l3_inclusion_back_invalidates(inclusion, hit_after):
+    # L3: 1 KiB direct-mapped = 16 sets.  Lines A = 0 and B = 16 share L3
+    # set 0.  Core 0 reads A, core 1 reads B: the L3 evicts A.  An inclusive
+    # L3 takes A out of core 0's caches too; a non-inclusive one does not.
+    m = CacheModel(cores=2, l1i=(1, 2, 1), l1d=(1, 2, 1), l2=(4, 4, 10), l3=(1, 1, 30),
+                   inclusion=inclusion)
+    assert m.access(0, "load", 0).l3 == "compulsory"
+    assert m.access(1, "load", 16 * LINE).l3 == "compulsory"
+    again = m.access(0, "load", 0)
+    assert (again.l1 == "hit") == hit_after
+    if not hit_after:
+        # Core 0's L1 and L2 would still hold A if fully associative.
+        assert (again.l1, again.l2, again.l3) == ("conflict", "conflict", "conflict")
+
+
+def test_exclusive_l3_holds_only_private_victims():
+    # L2 (4 KiB, 4-way, 16 sets): lines 0, 16, 32, 48, 64 share L2 set 0; the
+    # fifth evicts line 0 into the exclusive L3 (16 KiB), which memory never
+    # fills.  Reading line 0 again hits the L3 and moves it back up.
+    m = CacheModel(cores=1, l1i=(1, 2, 1), l1d=(1, 2, 1), l2=(4, 4, 10), l3=(16, 4, 30),
+                   inclusion="exclusive")
+    for line in (0, 16, 32, 48, 64):
+        assert m.access(0, "load", line * LINE).l3 == "compulsory"   # not filled from memory
+    back = m.access(0, "load", 0)
+    assert (back.l2, back.l3, back.source, back.cycles) == ("conflict", "hit", "l3", 30)
+    assert m.access(0, "load", 0).l1 == "hit"
+
+
+def test_access_across_a_line_boundary_touches_both_lines():
+    m = small()
+    a = m.access(0, "load", LINE - 4, size=8)       # bytes 60..67: lines 0 and 1
+    assert (a.l1, a.source) == ("compulsory", "memory")
+    assert m.access(0, "load", 0).l1 == "hit"
+    assert m.access(0, "load", LINE).l1 == "hit"
+
+
+def test_read_after_partial_write():
+    m = small(store_buffer_entries=4, store_buffer_window=10)
+    m.access(0, "store", 0x101, size=1, pc=0x51, icount=1)     # byte 1 of the word at 0x100
+    hit = m.access(0, "load", 0x100, size=8, pc=0x52, icount=2)
+    assert hit.partial_write_store_pc == 0x51
+    # A load inside the store's bytes forwards: no event.
+    m.access(0, "store", 0x200, size=8, pc=0x61, icount=3)
+    assert m.access(0, "load", 0x202, size=4, icount=4).partial_write_store_pc is None
+    # The youngest overlapping store decides: a covering store after the byte.
+    m.access(0, "store", 0x301, size=1, pc=0x71, icount=5)
+    m.access(0, "store", 0x300, size=8, pc=0x72, icount=6)
+    assert m.access(0, "load", 0x300, size=8, icount=7).partial_write_store_pc is None
+    # Out of the window (10 instructions) or pushed out of the 4 entries: gone.
+    m.access(0, "store", 0x401, size=1, pc=0x81, icount=10)
+    assert m.access(0, "load", 0x400, size=8, icount=21).partial_write_store_pc is None
+    m.access(0, "store", 0x501, size=1, pc=0x91, icount=30)
+    for i in range(4):
+        m.access(0, "store", 0x1000 + 64 * i, size=8, icount=31 + i)
+    assert m.access(0, "load", 0x500, size=8, icount=35).partial_write_store_pc is None
+    # A locked RMW's store counts as a store of its own size (lock andb).
+    m.access(0, "rmw", 0x601, size=1, pc=0xA1, icount=40)
+    assert m.access(0, "load", 0x600, size=8, icount=41).partial_write_store_pc == 0xA1
+    # Another core's stores are not this core's store buffer.
+    m2 = small(cores=2)
+    m2.access(1, "store", 0x101, size=1, icount=1)
+    assert m2.access(0, "load", 0x100, size=8, icount=2).partial_write_store_pc is None
+
+
+def test_impossible_geometry_is_refused():
+    with pytest.raises(HotlineError, match="power of two"):
+        CacheModel(cores=1, l1i=(1, 2, 1), l1d=(1.5, 2, 1), l2=(4, 4, 10))
+    with pytest.raises(HotlineError, match="cores"):
+        CacheModel(cores=0, l1i=(1, 2, 1), l1d=(1, 2, 1), l2=(4, 4, 10))
+
+
+class ReferenceCache:
+    """Set-associative LRU as lists, most recent last."""
+
+    def __init__(self, size_kib, assoc):
+        self.sets = size_kib * 1024 // LINE // assoc
+        self.assoc = assoc
+        self.data = [[] for _ in range(self.sets)]
+
+    def has(self, line):
+        return line in self.data[line % self.sets]
+
+    def touch(self, line):
+        s = self.data[line % self.sets]
+        s.remove(line)
+        s.append(line)
+
+    def insert(self, line):
+        s = self.data[line % self.sets]
+        victim = s.pop(0) if len(s) == self.assoc else None
+        s.append(line)
+        return victim
+
+    def drop(self, line):
+        s = self.data[line % self.sets]
+        if line in s:
+            s.remove(line)
+
+
+class ReferenceFullyAssociative:
+    def __init__(self, lines):
+        self.lines, self.order = lines, []
+
+    def access(self, line):
+        present = line in self.order
+        if present:
+            self.order.remove(line)
+        elif len(self.order) == self.lines:
+            self.order.pop(0)
+        self.order.append(line)
+        return present
+
+
+class ReferenceCore:
+    def __init__(self):
+        self.caches = {"l1i": ReferenceCache(1, 2), "l1d": ReferenceCache(1, 2),
+                       "l2": ReferenceCache(4, 4)}
+        self.shadows = {"l1i": ReferenceFullyAssociative(16), "l1d": ReferenceFullyAssociative(16),
+                        "l2": ReferenceFullyAssociative(64)}
+        self.seen = {"l1i": set(), "l1d": set(), "l2": set()}
+        self.state = {}       # line: "M", "E" or "S"; absent: Invalid
+        self.stolen = {}      # line: (core, pc)
+
+    def look(self, level, line):
+        first = line not in self.seen[level]
+        self.seen[level].add(line)
+        return first, self.shadows[level].access(line)
+
+    def classify(self, first, shadow_hit, line):
+        if first:
+            return "compulsory", None
+        if line in self.stolen:
+            return "coherence", self.stolen[line][0]
+        return ("conflict" if shadow_hit else "capacity"), None
+
+    def drop(self, line):
+        for cache in self.caches.values():
+            cache.drop(line)
+        self.state.pop(line, None)
+
+
+class ReferenceModel:
+    """The same policies as the C model, written as plainly as possible:
+    private L1I/L1D inclusive in a private L2 that carries the MESI state,
+    no L3, only modified lines supplied by peers."""
+
+    def __init__(self, cores):
+        self.cores = [ReferenceCore() for _ in range(cores)]
+
+    def invalidate_others(self, writer, line, pc):
+        for i, c in enumerate(self.cores):
+            if i != writer and line in c.state:
+                c.drop(line)
+                c.stolen[line] = (writer, pc)
+
+    def access(self, core, kind, line, pc):
+        me, write = self.cores[core], kind in ("store", "rmw")
+        l1 = "l1i" if kind == "ifetch" else "l1d"
+        first, shadow_hit = me.look(l1, line)
+        if me.caches[l1].has(line):
+            me.caches[l1].touch(line)
+            if write and me.state[line] == "S":
+                self.invalidate_others(core, line, pc)
+                me.state[line] = "M"
+                return "upgrade", "not-reached", None
+            if write:
+                me.state[line] = "M"
+            return "hit", "not-reached", None
+        out1, stolen_by = me.classify(first, shadow_hit, line)
+        first, shadow_hit = me.look("l2", line)
+        if me.caches["l2"].has(line):
+            me.caches["l2"].touch(line)
+            out2 = "hit"
+            if write and me.state[line] == "S":
+                self.invalidate_others(core, line, pc)
+                out2 = "upgrade"
+            if write:
+                me.state[line] = "M"
+            me.caches[l1].insert(line)
+            me.stolen.pop(line, None)
+            return out1, out2, stolen_by
+        out2, stolen_by_l2 = me.classify(first, shadow_hit, line)
+        stolen_by = stolen_by if stolen_by is not None else stolen_by_l2
+        peers = [c for i, c in enumerate(self.cores) if i != core and line in c.state]
+        if not write:
+            for c in peers:
+                c.state[line] = "S"
+        else:
+            self.invalidate_others(core, line, pc)
+        victim = me.caches["l2"].insert(line)
+        if victim is not None:
+            me.caches["l1i"].drop(victim)
+            me.caches["l1d"].drop(victim)
+            del me.state[victim]
+        me.state[line] = "M" if write else "S" if peers else "E"
+        me.caches[l1].insert(line)
+        me.stolen.pop(line, None)
+        return out1, out2, stolen_by
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+ACCESSES = st.lists(st.tuples(st.integers(0, 3), st.sampled_from(["ifetch", "load", "store", "rmw"]),
+                              st.integers(0, 47)), max_size=400)
+
+
+@settings(max_examples=200, deadline=None)
+@given(cores=st.integers(1, 4), accesses=ACCESSES)
+def test_agrees_with_the_reference_model(cores, accesses):
+    model, reference = small(cores=cores), ReferenceModel(cores)
+    for i, (core, kind, line) in enumerate(accesses):
+        core %= cores
+        got = model.access(core, kind, line * LINE, pc=i)
+        assert (got.l1, got.l2, got.stolen_by) == reference.access(core, kind, line, i), i
