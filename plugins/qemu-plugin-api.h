@@ -39,6 +39,31 @@ typedef struct qemu_info_t {
 
 struct qemu_plugin_tb;
 struct qemu_plugin_insn;
+struct qemu_plugin_hwaddr;
+struct qemu_plugin_register;
+
+typedef struct {
+	struct qemu_plugin_register *handle;
+	const char *name;
+	const char *feature;
+} qemu_plugin_reg_descriptor;
+
+/*
+ * The two glib types the register and memory readers take, as glib lays
+ * them out.  glib is loaded in QEMU's process, so plugins call its functions
+ * without linking it.
+ */
+typedef struct {
+	char *data;
+	unsigned int len;
+} GArray;
+typedef struct {
+	uint8_t *data;
+	unsigned int len;
+} GByteArray;
+GByteArray *g_byte_array_new(void);
+GByteArray *g_byte_array_set_size(GByteArray *array, unsigned int length);
+char *g_array_free(GArray *array, int free_segment);
 
 enum qemu_plugin_cb_flags {
 	QEMU_PLUGIN_CB_NO_REGS,
@@ -53,6 +78,7 @@ enum qemu_plugin_mem_rw {
 };
 
 typedef void (*qemu_plugin_udata_cb_t)(qemu_plugin_id_t id, void *userdata);
+typedef void (*qemu_plugin_vcpu_simple_cb_t)(qemu_plugin_id_t id, unsigned int vcpu_index);
 typedef void (*qemu_plugin_vcpu_udata_cb_t)(unsigned int vcpu_index, void *userdata);
 typedef void (*qemu_plugin_vcpu_tb_trans_cb_t)(qemu_plugin_id_t id,
 					       struct qemu_plugin_tb *tb);
@@ -65,6 +91,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 					   int argc, char **argv);
 
 /* Registration. */
+void qemu_plugin_register_vcpu_init_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_simple_cb_t cb);
 void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id,
 					   qemu_plugin_vcpu_tb_trans_cb_t cb);
 void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, qemu_plugin_udata_cb_t cb,
@@ -82,11 +109,23 @@ void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *insn,
 
 /* Translation-time queries. */
 size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
+uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);
+uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn);
 struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb, size_t idx);
 size_t qemu_plugin_insn_data(const struct qemu_plugin_insn *insn, void *dest, size_t len);
 size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
 
 /* Execution-time queries, valid only inside a memory callback. */
 bool qemu_plugin_mem_is_store(qemu_plugin_meminfo_t info);
+unsigned int qemu_plugin_mem_size_shift(qemu_plugin_meminfo_t info);
+struct qemu_plugin_hwaddr *qemu_plugin_get_hwaddr(qemu_plugin_meminfo_t info, uint64_t vaddr);
+bool qemu_plugin_hwaddr_is_io(const struct qemu_plugin_hwaddr *haddr);
+uint64_t qemu_plugin_hwaddr_phys_addr(const struct qemu_plugin_hwaddr *haddr);
+
+/* The executing vCPU's registers and memory (in a callback registered with
+ * QEMU_PLUGIN_CB_R_REGS, or at vCPU initialisation for the list). */
+GArray *qemu_plugin_get_registers(void);
+int qemu_plugin_read_register(struct qemu_plugin_register *handle, GByteArray *buf);
+bool qemu_plugin_read_memory_vaddr(uint64_t addr, GByteArray *data, size_t len);
 
 #endif /* HOTLINE_QEMU_PLUGIN_API_H */

@@ -105,9 +105,7 @@ def _populate(root: Path) -> None:
     programs = [paths.DISK_IMAGES / "roi" / "hotline-roi.c",
                 *sorted((paths.DISK_IMAGES / "workloads").glob("*/*.c"))]
     for source in programs:
-        _run(["gcc", "-static", "-O2", "-pthread", "-Wall", "-Wextra", "-Werror",
-              "-I", str(paths.DISK_IMAGES / "roi"),
-              "-o", str(root / "bin" / source.stem), str(source)])
+        compile_guest_program(source, root / "bin" / source.stem)
     shutil.copytree(paths.DISK_IMAGES / "workloads", root / "workloads", dirs_exist_ok=True,
                     ignore=shutil.ignore_patterns("*.c"))
 
@@ -128,6 +126,13 @@ def _make_cpio(root: Path, archive: Path) -> None:
                                 stdout=out, stderr=subprocess.PIPE)
     if result.returncode != 0:
         raise HotlineError(f"disk image: cpio failed: {result.stderr.decode().strip()}")
+
+
+def compile_guest_program(source: Path, output: Path) -> None:
+    """A guest program as the image has it: static, so the same source gives
+    the same code (and addresses) wherever it is compiled with this gcc."""
+    _run(["gcc", "-static", "-O2", "-pthread", "-Wall", "-Wextra", "-Werror",
+          "-I", str(paths.DISK_IMAGES / "roi"), "-o", str(output), str(source)])
 
 
 def _make_ext4(root: Path, image: Path) -> None:

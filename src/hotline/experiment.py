@@ -22,7 +22,7 @@ from hotline.disk_image import DiskImage, build_image
 from hotline.errors import HotlineError
 from hotline.hashing import hash_file, hash_json
 from hotline.kernel.build import Kernel, build_kernel
-from hotline.plugins import Plugin, build_plugin
+from hotline.plugins import Plugin, build_plugin, plugin_options
 from hotline.simulate import qemu
 from hotline.workloads import load_workload
 
@@ -119,7 +119,9 @@ def execute(run: PlannedRun, spec: specs.ExperimentSpec, spec_path: Path, kernel
     cmd = qemu.command(bzimage=kernel.bzimage, image=image, root=spec.root, cpus=system.cpus,
                        memory_mib=system.memory_mib, cpu_model=system.qemu.cpu_model,
                        mode=spec.mode, append=append, serial_log=Path(qemu.SERIAL_LOG),
-                       plugin_args=(plugin.qemu_argument(Path(f"{plugin.name}.out")),)
+                       plugin_args=(plugin.qemu_argument(
+                           Path(f"{plugin.name}.out"),
+                           plugin_options(plugin.name, system, kernel.directory, spec.mode)),)
                        if plugin else (), scratch_disks=disks)
     say(f"run {run.run_id}: booting {system.cpus} vCPUs ({spec.mode} mode)")
     try:

@@ -27,8 +27,8 @@ class Plugin:
     key: str
     path: Path
 
-    def qemu_argument(self, out: Path) -> str:
-        return f"{self.path},out={out}"
+    def qemu_argument(self, out: Path, options: list[str] = ()) -> str:
+        return ",".join([str(self.path), f"out={out}", *options])
 
     def manifest(self) -> dict:
         return {"name": self.name, "key": self.key, "sha256": hash_file(self.path)}
@@ -42,8 +42,41 @@ def build_plugin(name: str) -> Plugin:
     source = PLUGINS / f"{name}.c"
     if not source.is_file():
         raise HotlineError(f"unknown plugin '{name}'; available: {', '.join(available_plugins())}")
-    key, path = _build_shared_object(name, [source], PLUGIN_CFLAGS)
+    # Every plugin is linked with the cache model; those that do not use it
+    # just carry it.
+    key, path = _build_shared_object(name, [source, MODEL / "cachemodel.c"], PLUGIN_CFLAGS)
     return Plugin(name, key, path)
+
+
+def plugin_options(name: str, system, kernel_dir: Path, mode: str) -> list[str]:
+    """What a plugin needs to know besides out=: hotline-cache takes the
+    system's caches, and in deterministic mode finds the executing CPU from
+    the guest's per-CPU base and the kernel's cpu_number variable."""
+    if name != "hotline-cache":
+        return []
+    c = system.caches
+    level = lambda x: f"{x.size_kib * 1024}:{x.assoc}:{x.latency_cycles}"
+    options = [f"cpus={system.cpus}", f"line={c.line_bytes}", f"l1i={level(c.l1i)}",
+               f"l1d={level(c.l1d)}", f"l2={level(c.l2)}",
+               f"inclusion={['non-inclusive', 'inclusive', 'exclusive'].index(c.inclusion)}",
+               f"memory={system.latency.memory_cycles}",
+               f"peer={system.latency.cache_to_cache_cycles}",
+               f"sb={system.store_buffer.entries}:{system.store_buffer.window_instructions}"]
+    if c.l3:
+        options.append(f"l3={level(c.l3)}")
+    if mode == "deterministic":
+        options += ["cpu=guest", f"cpu_number={_symbol(kernel_dir / 'System.map', 'cpu_number'):#x}"]
+    else:
+        options.append("cpu=index")
+    return options
+
+
+def _symbol(system_map: Path, name: str) -> int:
+    for line in system_map.read_text().splitlines():
+        address, _, symbol = line.split(maxsplit=2)
+        if symbol == name:
+            return int(address, 16)
+    raise HotlineError(f"{system_map} has no symbol {name}")
 
 
 def build_cache_model() -> Path:

@@ -1,0 +1,530 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * hotline-cache: every access of every vCPU inside the guest's regions of
+ * interest, through the coherent cache model (cachemodel/), attributed to
+ * the instruction that made it.
+ *
+ *   -plugin hotline-cache.so,out=FILE,cpus=N,line=64,l1i=SIZE:ASSOC:LATENCY,
+ *           l1d=...,l2=...[,l3=...],inclusion=0|1|2,memory=LATENCY,
+ *           peer=LATENCY,sb=ENTRIES:WINDOW,cpu=index|guest[,cpu_number=OFFSET]
+ *
+ * cpu=index trusts QEMU's vCPU index (multi-threaded TCG).  cpu=guest finds
+ * the executing CPU from the guest kernel's per-CPU base (gs_base in kernel
+ * mode, k_gs_base in user mode), because single-threaded round-robin TCG
+ * reports the index of the vCPU that translated a block, not of the one
+ * running it (docs/qemu-notes.md).  A base is mapped to a CPU number by
+ * reading the kernel's per-CPU variable cpu_number (its offset in the
+ * per-CPU area given as cpu_number=) the first time that CPU runs kernel code.
+ *
+ * Data accesses use the guest-physical address.  An access by a LOCK-prefixed
+ * instruction, or XCHG with a memory operand, is one locked read-modify-write
+ * whether QEMU reports it as one callback (multi-threaded TCG) or as a read
+ * and then a write (round-robin TCG).  Instruction fetches go through the L1I
+ * once per executed block, for each line the block spans: the kernel's text
+ * at physical address vaddr - 0xffffffff80000000 (no KASLR), user text at its
+ * virtual address (the text of one binary then shares lines across
+ * processes, as it does physically).  The store buffer's instruction window
+ * is counted at block granularity.
+ *
+ * Output, written once at exit, tab-separated, one record a line:
+ *   insn PC KIND ACCESSES CYCLES L1x7 L2x7 L3x7   outcome counts, enum cm_outcome
+ *   stolen VICTIM_PC THIEF_CPU THIEF_PC COUNT      coherence misses
+ *   rapw STORE_PC LOAD_PC COUNT                    reads after partial writes
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cachemodel.h"
+#include "qemu-plugin-api.h"
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_version = HOTLINE_QEMU_PLUGIN_API_VERSION;
+
+/* ---- options ------------------------------------------------------------ */
+
+static struct cm_config config = {
+	.cores = 1, .line_bytes = 64, .store_buffer_entries = 32, .store_buffer_window = 64,
+};
+static const char *out_path;
+static int cpu_from_guest;
+static uint64_t cpu_number_offset;
+
+/* ---- records ------------------------------------------------------------ */
+
+enum kind { KIND_READ, KIND_WRITE, KIND_RMW, KIND_FETCH, NKINDS };
+enum { OUTCOMES = CM_UPGRADE + 1 };
+
+/* Counts per (instruction, kind). */
+struct insn_stats {
+	uint64_t accesses, cycles;
+	uint64_t l1[OUTCOMES], l2[OUTCOMES], l3[OUTCOMES];
+};
+
+/* One per instruction address, shared by every translation of it. */
+struct insn {
+	uint64_t pc;
+	int locked;
+	struct insn_stats stats[NKINDS];
+	struct insn *next;
+};
+
+/* One per translated block (start, end), for the fetches and the CPU. */
+struct block {
+	uint64_t vaddr, end;
+	uint32_t insns;
+	struct insn *first;
+	struct block *next;
+};
+
+/* Counted pairs: (victim pc, thief cpu, thief pc) and (store pc, load pc). */
+struct pair {
+	uint64_t a, b, c, count;
+	struct pair *next;
+};
+
+#define BUCKETS (1u << 18)
+static struct insn *insns[BUCKETS];
+static struct block *blocks[BUCKETS];
+static struct pair *stolen[BUCKETS], *rapw[BUCKETS];
+
+static uint32_t bucket(uint64_t a, uint64_t b, uint64_t c)
+{
+	uint64_t h = (a * 0x9e3779b97f4a7c15ull) ^ (b * 0xbf58476d1ce4e5b9ull) ^ c;
+
+	return (uint32_t)(h >> 40) & (BUCKETS - 1);
+}
+
+static void count_pair(struct pair **table, uint64_t a, uint64_t b, uint64_t c)
+{
+	struct pair **slot = &table[bucket(a, b, c)], *p;
+
+	for (p = *slot; p; p = p->next)
+		if (p->a == a && p->b == b && p->c == c)
+			break;
+	if (!p) {
+		p = calloc(1, sizeof(*p));
+		*p = (struct pair){ .a = a, .b = b, .c = c, .next = *slot };
+		*slot = p;
+	}
+	p->count++;
+}
+
+/* ---- state -------------------------------------------------------------- */
+
+/* One lock around the model: uncontended in round-robin TCG, and what keeps
+ * the model consistent under multi-threaded TCG. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct cm_model *model;
+static FILE *out;
+static int in_roi;
+static uint64_t *icount;		/* per core, in executed blocks' instructions */
+static struct insn **pending_rmw;	/* per core: read of a locked RMW seen, write to come */
+
+/* cpu=guest: the CPU running now, and the CPU of each per-CPU base. */
+#define MAX_BASES 256
+static uint32_t current_core;
+static uint64_t bases[MAX_BASES];
+static uint32_t base_core[MAX_BASES];
+static uint32_t nbases;
+static struct qemu_plugin_register *reg_gs, *reg_kgs;
+static GByteArray *reg_buf;
+
+#define KERNEL_START 0xffff800000000000ull
+#define KERNEL_TEXT_MAP 0xffffffff80000000ull
+
+/* ---- report ------------------------------------------------------------- */
+
+static void print_pairs(const char *name, struct pair **table, int with_cpu)
+{
+	for (uint32_t i = 0; i < BUCKETS; i++)
+		for (struct pair *p = table[i]; p; p = p->next) {
+			if (with_cpu)
+				fprintf(out, "%s\t0x%" PRIx64 "\t%" PRIu64 "\t0x%" PRIx64 "\t%" PRIu64 "\n",
+					name, p->a, p->b, p->c, p->count);
+			else
+				fprintf(out, "%s\t0x%" PRIx64 "\t0x%" PRIx64 "\t%" PRIu64 "\n", name,
+					p->a, p->b, p->count);
+		}
+}
+
+static void report(qemu_plugin_id_t id, void *udata)
+{
+	static const char *const kinds[] = { "read", "write", "rmw", "fetch" };
+
+	(void)id, (void)udata;
+	for (uint32_t i = 0; i < BUCKETS; i++)
+		for (struct insn *n = insns[i]; n; n = n->next)
+			for (int k = 0; k < NKINDS; k++) {
+				const struct insn_stats *s = &n->stats[k];
+
+				if (!s->accesses)
+					continue;
+				fprintf(out, "insn\t0x%" PRIx64 "\t%s\t%" PRIu64 "\t%" PRIu64, n->pc,
+					kinds[k], s->accesses, s->cycles);
+				for (int o = 0; o < OUTCOMES; o++)
+					fprintf(out, "\t%" PRIu64, s->l1[o]);
+				for (int o = 0; o < OUTCOMES; o++)
+					fprintf(out, "\t%" PRIu64, s->l2[o]);
+				for (int o = 0; o < OUTCOMES; o++)
+					fprintf(out, "\t%" PRIu64, s->l3[o]);
+				fprintf(out, "\n");
+			}
+	print_pairs("stolen", stolen, 1);
+	print_pairs("rapw", rapw, 0);
+	fclose(out);
+	cm_free(model);
+}
+
+/* ---- the executing CPU (cpu=guest) -------------------------------------- */
+
+static uint64_t read_register(struct qemu_plugin_register *reg)
+{
+	uint64_t value = 0;
+
+	g_byte_array_set_size(reg_buf, 0);
+	if (qemu_plugin_read_register(reg, reg_buf) >= 8)
+		memcpy(&value, reg_buf->data, 8);
+	return value;
+}
+
+static int core_of_base(uint64_t base, uint32_t *core)
+{
+	for (uint32_t i = 0; i < nbases; i++)
+		if (bases[i] == base) {
+			*core = base_core[i];
+			return 1;
+		}
+	return 0;
+}
+
+static void find_core(uint64_t block_vaddr)
+{
+	int kernel = block_vaddr >= KERNEL_START;
+	uint64_t base = read_register(kernel ? reg_gs : reg_kgs);
+	uint32_t number = 0;
+
+	/* Before the per-CPU areas exist the base is not a kernel address:
+	 * keep the last known CPU (early boot is outside any region). */
+	if (base < KERNEL_START || core_of_base(base, &current_core) || !kernel ||
+	    nbases == MAX_BASES)
+		return;
+	g_byte_array_set_size(reg_buf, 0);
+	if (!qemu_plugin_read_memory_vaddr(base + cpu_number_offset, reg_buf, 4))
+		return;
+	memcpy(&number, reg_buf->data, 4);
+	if (number >= config.cores)
+		return;
+	bases[nbases] = base;
+	base_core[nbases++] = number;
+	current_core = number;
+}
+
+static void on_vcpu_init(qemu_plugin_id_t id, unsigned int vcpu_index)
+{
+	(void)id, (void)vcpu_index;
+	if (reg_gs)
+		return;
+	GArray *regs = qemu_plugin_get_registers();
+	qemu_plugin_reg_descriptor *d = (qemu_plugin_reg_descriptor *)regs->data;
+
+	for (unsigned int i = 0; i < regs->len; i++) {
+		if (!strcmp(d[i].name, "gs_base"))
+			reg_gs = d[i].handle;
+		else if (!strcmp(d[i].name, "k_gs_base"))
+			reg_kgs = d[i].handle;
+	}
+	g_array_free(regs, 1);
+	if (!reg_gs || !reg_kgs) {
+		fprintf(stderr, "hotline-cache: QEMU offers no gs_base/k_gs_base register\n");
+		exit(1);
+	}
+}
+
+/* ---- callbacks ---------------------------------------------------------- */
+
+static void account(uint32_t core, uint64_t pc, uint64_t paddr, uint32_t size, enum kind kind,
+		    struct insn_stats *s)
+{
+	static const uint32_t model_kind[] = { CM_LOAD, CM_STORE, CM_RMW, CM_IFETCH };
+	struct cm_result r;
+
+	cm_access(model, core, pc, paddr, size, model_kind[kind], icount[core], &r);
+	s->accesses++;
+	s->cycles += r.cycles;
+	s->l1[r.l1]++;
+	s->l2[r.l2]++;
+	s->l3[r.l3]++;
+	if (r.stolen_by >= 0)
+		count_pair(stolen, pc, (uint64_t)r.stolen_by, r.stolen_by_pc);
+	if (r.partial_write)
+		count_pair(rapw, r.store_pc, pc, 0);
+}
+
+static void on_block(unsigned int vcpu_index, void *udata)
+{
+	struct block *b = udata;
+	uint32_t core;
+
+	pthread_mutex_lock(&lock);
+	if (cpu_from_guest)
+		find_core(b->vaddr);
+	core = cpu_from_guest ? current_core : vcpu_index;
+	if (core < config.cores) {
+		icount[core] += b->insns;
+		if (in_roi) {
+			uint64_t offset = b->vaddr >= KERNEL_TEXT_MAP ? KERNEL_TEXT_MAP : 0;
+
+			for (uint64_t line = b->vaddr / config.line_bytes;
+			     line <= (b->end - 1) / config.line_bytes; line++)
+				account(core, b->vaddr, line * config.line_bytes - offset,
+					config.line_bytes, KIND_FETCH, &b->first->stats[KIND_FETCH]);
+		}
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+static void on_access(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t vaddr,
+		      void *udata)
+{
+	struct insn *n = udata;
+	struct qemu_plugin_hwaddr *hw;
+	int store = qemu_plugin_mem_is_store(info);
+	enum kind kind = store ? KIND_WRITE : KIND_READ;
+	uint32_t core;
+
+	if (!in_roi)
+		return;
+	hw = qemu_plugin_get_hwaddr(info, vaddr);
+	if (!hw || qemu_plugin_hwaddr_is_io(hw))
+		return;
+	pthread_mutex_lock(&lock);
+	core = cpu_from_guest ? current_core : vcpu_index;
+	if (core >= config.cores)
+		goto unlock;
+	if (n->locked) {
+		kind = KIND_RMW;
+		if (!store) {
+			pending_rmw[core] = n;		/* round-robin: the read */
+		} else if (pending_rmw[core] == n) {
+			pending_rmw[core] = NULL;	/* round-robin: its write */
+			goto unlock;
+		}
+	}
+	account(core, n->pc, qemu_plugin_hwaddr_phys_addr(hw),
+		1u << qemu_plugin_mem_size_shift(info), kind, &n->stats[kind]);
+unlock:
+	pthread_mutex_unlock(&lock);
+}
+
+/* The guest's marker: nopl 0x686c00NN(%rax,%rax,1) = 0F 1F 84 00 NN 00 6C 68. */
+enum { MARKER_LEN = 8, ROI_BEGIN = 1, ROI_END = 2 };
+
+static void on_marker(unsigned int vcpu_index, void *udata)
+{
+	(void)vcpu_index;
+	pthread_mutex_lock(&lock);
+	in_roi = (uintptr_t)udata == ROI_BEGIN;
+	pthread_mutex_unlock(&lock);
+}
+
+/* ---- translation -------------------------------------------------------- */
+
+static int marker_op(const uint8_t *bytes, size_t len)
+{
+	static const uint8_t prefix[4] = { 0x0f, 0x1f, 0x84, 0x00 };
+
+	if (len != MARKER_LEN || memcmp(bytes, prefix, 4) || bytes[5] || bytes[6] != 0x6c ||
+	    bytes[7] != 0x68)
+		return 0;
+	return bytes[4];
+}
+
+/* LOCK prefix among the prefixes, or XCHG (86/87) with a memory operand. */
+static int is_locked(const uint8_t *bytes, size_t len)
+{
+	size_t i = 0;
+
+	for (; i < len; i++) {
+		uint8_t b = bytes[i];
+
+		if (b == 0xf0)
+			return 1;
+		if (!(b == 0x66 || b == 0x67 || b == 0x2e || b == 0x36 || b == 0x3e || b == 0x26 ||
+		      b == 0x64 || b == 0x65 || b == 0xf2 || b == 0xf3 || (b & 0xf0) == 0x40))
+			break;
+	}
+	return i + 1 < len && (bytes[i] == 0x86 || bytes[i] == 0x87) && (bytes[i + 1] >> 6) != 3;
+}
+
+static struct insn *insn_at(uint64_t pc, const uint8_t *bytes, size_t len)
+{
+	struct insn **slot = &insns[bucket(pc, 0, 0)], *n;
+
+	for (n = *slot; n; n = n->next)
+		if (n->pc == pc)
+			return n;
+	n = calloc(1, sizeof(*n));
+	n->pc = pc;
+	n->locked = is_locked(bytes, len);
+	n->next = *slot;
+	*slot = n;
+	return n;
+}
+
+static struct block *block_at(uint64_t vaddr, uint64_t end, uint32_t count, struct insn *first)
+{
+	struct block **slot = &blocks[bucket(vaddr, end, 0)], *b;
+
+	for (b = *slot; b; b = b->next)
+		if (b->vaddr == vaddr && b->end == end)
+			return b;
+	b = calloc(1, sizeof(*b));
+	*b = (struct block){ vaddr, end, count, first, *slot };
+	*slot = b;
+	return b;
+}
+
+static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+	size_t n = qemu_plugin_tb_n_insns(tb);
+	struct insn *first = NULL;
+	uint64_t end = 0;
+
+	(void)id;
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < n; i++) {
+		struct qemu_plugin_insn *qi = qemu_plugin_tb_get_insn(tb, i);
+		uint8_t bytes[16];
+		size_t len = qemu_plugin_insn_data(qi, bytes, sizeof(bytes));
+		uint64_t pc = qemu_plugin_insn_vaddr(qi);
+		struct insn *in = insn_at(pc, bytes, len);
+		int op = marker_op(bytes, len);
+
+		if (!first)
+			first = in;
+		end = pc + qemu_plugin_insn_size(qi);
+		if (op == ROI_BEGIN || op == ROI_END)
+			qemu_plugin_register_vcpu_insn_exec_cb(qi, on_marker, QEMU_PLUGIN_CB_NO_REGS,
+							       (void *)(uintptr_t)op);
+		qemu_plugin_register_vcpu_mem_cb(qi, on_access, QEMU_PLUGIN_CB_NO_REGS,
+						 QEMU_PLUGIN_MEM_RW, in);
+	}
+	if (first)
+		qemu_plugin_register_vcpu_tb_exec_cb(
+			tb, on_block, cpu_from_guest ? QEMU_PLUGIN_CB_R_REGS : QEMU_PLUGIN_CB_NO_REGS,
+			block_at(qemu_plugin_tb_vaddr(tb), end, (uint32_t)n, first));
+	pthread_mutex_unlock(&lock);
+}
+
+/* ---- install ------------------------------------------------------------ */
+
+static int parse_u32(const char *value, uint32_t *out_value)
+{
+	char *end;
+	unsigned long v = strtoul(value, &end, 0);
+
+	if (!*value || *end || v > UINT32_MAX)
+		return 0;
+	*out_value = (uint32_t)v;
+	return 1;
+}
+
+static int parse_cache(const char *value, struct cm_cache_config *c)
+{
+	char extra;
+	unsigned int size, assoc, latency;
+
+	if (sscanf(value, "%u:%u:%u%c", &size, &assoc, &latency, &extra) != 3)
+		return 0;
+	*c = (struct cm_cache_config){ size, assoc, latency };
+	return 1;
+}
+
+static int parse_option(const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	const char *v = eq ? eq + 1 : "";
+	size_t klen = eq ? (size_t)(eq - arg) : strlen(arg);
+	char key[32];
+
+	if (klen >= sizeof(key))
+		return 0;
+	memcpy(key, arg, klen);
+	key[klen] = '\0';
+	if (!strcmp(key, "out"))
+		return (out_path = v), *v != '\0';
+	if (!strcmp(key, "cpus"))
+		return parse_u32(v, &config.cores);
+	if (!strcmp(key, "line"))
+		return parse_u32(v, &config.line_bytes);
+	if (!strcmp(key, "l1i"))
+		return parse_cache(v, &config.l1i);
+	if (!strcmp(key, "l1d"))
+		return parse_cache(v, &config.l1d);
+	if (!strcmp(key, "l2"))
+		return parse_cache(v, &config.l2);
+	if (!strcmp(key, "l3"))
+		return parse_cache(v, &config.l3);
+	if (!strcmp(key, "inclusion"))
+		return parse_u32(v, &config.inclusion);
+	if (!strcmp(key, "memory"))
+		return parse_u32(v, &config.memory_latency);
+	if (!strcmp(key, "peer"))
+		return parse_u32(v, &config.peer_latency);
+	if (!strcmp(key, "sb"))
+		return sscanf(v, "%u:%u", &config.store_buffer_entries,
+			      &config.store_buffer_window) == 2;
+	if (!strcmp(key, "cpu")) {
+		cpu_from_guest = !strcmp(v, "guest");
+		return cpu_from_guest || !strcmp(v, "index");
+	}
+	if (!strcmp(key, "cpu_number")) {
+		char *end;
+
+		cpu_number_offset = strtoull(v, &end, 0);
+		return *v && !*end;
+	}
+	return 0;
+}
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
+					   int argc, char **argv)
+{
+	const char *error;
+
+	for (int i = 0; i < argc; i++)
+		if (!parse_option(argv[i])) {
+			fprintf(stderr, "hotline-cache: bad option '%s'\n", argv[i]);
+			return -1;
+		}
+	if (!out_path || !info->system_emulation) {
+		fprintf(stderr, "hotline-cache: needs out=FILE and full-system emulation\n");
+		return -1;
+	}
+	if ((error = cm_config_error(&config))) {
+		fprintf(stderr, "hotline-cache: %s\n", error);
+		return -1;
+	}
+	if ((int)config.cores < info->system.smp_vcpus) {
+		fprintf(stderr, "hotline-cache: cpus=%u but the machine has %d\n", config.cores,
+			info->system.smp_vcpus);
+		return -1;
+	}
+	out = fopen(out_path, "w");
+	if (!out) {
+		perror(out_path);
+		return -1;
+	}
+	model = cm_new(&config);
+	icount = calloc(config.cores, sizeof(*icount));
+	pending_rmw = calloc(config.cores, sizeof(*pending_rmw));
+	if (cpu_from_guest) {
+		reg_buf = g_byte_array_new();
+		qemu_plugin_register_vcpu_init_cb(id, on_vcpu_init);
+	}
+	qemu_plugin_register_vcpu_tb_trans_cb(id, on_translate);
+	qemu_plugin_register_atexit_cb(id, report, NULL);
+	return 0;
+}
