@@ -19,7 +19,9 @@ systems = ["skylake-4core"]
 workloads = [{ name = "cachebench", scale = "smoke" }]
 plugin = "hotline-cache"
 """
-L1_COHERENCE = 5 + 5      # column of the L1 'coherence' count in an insn record
+# An insn record: insn, pc, kind, accesses, cycles, then the L1's outcome
+# counts in enum cm_outcome order, where coherence is outcome 5.
+L1_COHERENCE = 5 + 5
 
 
 @pytest.fixture(scope="module")

@@ -7,13 +7,12 @@ from dataclasses import dataclass
 from functools import cache
 
 from hotline.errors import HotlineError
-from hotline.plugins import build_cache_model
+from hotline.plugins import INCLUSION, build_cache_model
 from hotline.specs import SystemSpec
 
 KINDS = {"ifetch": 0, "load": 1, "store": 2, "rmw": 3}
 OUTCOMES = ("not-reached", "hit", "compulsory", "capacity", "conflict", "coherence", "upgrade")
 SOURCES = ("l1", "l2", "l3", "peer", "memory")
-INCLUSION = {"non-inclusive": 0, "inclusive": 1, "exclusive": 2}
 
 
 class _CacheConfig(ctypes.Structure):

@@ -14,6 +14,9 @@ from hotline.errors import HotlineError
 from hotline.hashing import hash_file, hash_files, hash_json, short
 from hotline.tools import compiler_version
 
+# The cache model's names for the L3's inclusion policies (enum cm_inclusion).
+INCLUSION = {"non-inclusive": 0, "inclusive": 1, "exclusive": 2}
+
 PLUGINS = paths.REPO / "plugins"
 MODEL = PLUGINS / "cachemodel"
 CFLAGS = ["-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-Werror"]
@@ -58,7 +61,7 @@ def plugin_options(name: str, system, kernel_dir: Path, mode: str) -> list[str]:
     level = lambda x: f"{x.size_kib * 1024}:{x.assoc}:{x.latency_cycles}"
     options = [f"cpus={system.cpus}", f"line={c.line_bytes}", f"l1i={level(c.l1i)}",
                f"l1d={level(c.l1d)}", f"l2={level(c.l2)}",
-               f"inclusion={['non-inclusive', 'inclusive', 'exclusive'].index(c.inclusion)}",
+               f"inclusion={INCLUSION[c.inclusion]}",
                f"memory={system.latency.memory_cycles}",
                f"peer={system.latency.cache_to_cache_cycles}",
                f"sb={system.store_buffer.entries}:{system.store_buffer.window_instructions}"]
