@@ -101,18 +101,22 @@ static void put(int out, const char *buf, long n, struct calls *c)
 	c->bytes += n;
 }
 
+/* The next run of dumped pages at or after *start: [*start, return). */
+static long next_run(const char *dumped, long pages, long *start)
+{
+	long end;
+
+	while (*start < pages && !dumped[*start])
+		(*start)++;
+	for (end = *start; end < pages && dumped[end]; end++)
+		;
+	return end;
+}
+
 static void copy_read(int fd, int out, const char *dumped, long pages, char *buf,
 		      long buf_bytes, struct calls *c)
 {
-	for (long p = 0; p < pages;) {
-		long end = p;
-
-		if (!dumped[p]) {
-			p++;
-			continue;
-		}
-		while (end < pages && dumped[end])
-			end++;
+	for (long p = 0, end; (end = next_run(dumped, pages, &p)) > p; p = end) {
 		for (long off = p * PAGE; off < end * PAGE; off += buf_bytes) {
 			long n = end * PAGE - off < buf_bytes ? end * PAGE - off : buf_bytes;
 
@@ -121,7 +125,6 @@ static void copy_read(int fd, int out, const char *dumped, long pages, char *buf
 				die("pread");
 			put(out, buf, n, c);
 		}
-		p = end;
 	}
 }
 
@@ -131,15 +134,7 @@ static void copy_mmap(int fd, int out, const char *dumped, long pages, char *buf
 	char *map = NULL;
 	long map_off = 0, map_len = 0;
 
-	for (long p = 0; p < pages;) {
-		long end = p;
-
-		if (!dumped[p]) {
-			p++;
-			continue;
-		}
-		while (end < pages && dumped[end])
-			end++;
+	for (long p = 0, end; (end = next_run(dumped, pages, &p)) > p; p = end) {
 		for (long off = p * PAGE; off < end * PAGE;) {
 			long want = end * PAGE - off;
 
@@ -170,7 +165,6 @@ static void copy_mmap(int fd, int out, const char *dumped, long pages, char *buf
 			put(out, buf, n, c);
 			off += n;
 		}
-		p = end;
 	}
 	if (map) {
 		c->munmaps++;
