@@ -275,6 +275,16 @@ struct store {
 
 struct core {
 	struct cache l1i, l1d, l2;
+	/*
+	 * The line of the last fetch ([0]) and data access ([1]), + 1, while it
+	 * is still this core's most recently used line in that L1: another
+	 * access to it hits and changes no state (it is already the most recent
+	 * in the set and in the shadow, and already seen), so it needs no
+	 * lookup.  A data write takes this path only if the line is already
+	 * Modified.  Anything that removes or downgrades the line clears it.
+	 */
+	uint64_t mru[2];
+	bool mru_modified;
 	struct stolen *stolen;
 	struct store *stores;	/* ring of store_buffer_entries */
 	uint32_t next_store, stores_used;
@@ -374,9 +384,17 @@ static struct stolen *stolen_entry(struct core *c, uint64_t line)
 	return &c->stolen[(line ^ (line >> STOLEN_BITS)) & ((1u << STOLEN_BITS) - 1)];
 }
 
+static void forget_mru(struct core *c, uint64_t line)
+{
+	for (int i = 0; i < 2; i++)
+		if (c->mru[i] == line + 1)
+			c->mru[i] = 0;
+}
+
 /* Removes the line from a core's private caches (L1s and L2). */
 static void drop_private(struct core *c, uint64_t line)
 {
+	forget_mru(c, line);
 	cache_drop(&c->l1i, line);
 	cache_drop(&c->l1d, line);
 	cache_drop(&c->l2, line);
@@ -467,6 +485,7 @@ static void fill_l2(struct cm_model *m, struct core *c, uint64_t line, uint8_t s
 		uint64_t victim = w->tag - 1;
 
 		/* The L2 is inclusive of its L1s. */
+		forget_mru(c, victim);
 		cache_drop(&c->l1i, victim);
 		cache_drop(&c->l1d, victim);
 		if (m->has_l3 && m->cfg.inclusion == CM_EXCLUSIVE)
@@ -501,8 +520,31 @@ static void set_source(struct cm_model *m, struct cm_result *r, uint8_t source)
 	r->cycles = latency[source];
 }
 
+static void access_line_slow(struct cm_model *m, uint32_t core, uint64_t pc, uint64_t line,
+			     uint32_t kind, struct cm_result *r);
+
 static void access_line(struct cm_model *m, uint32_t core, uint64_t pc, uint64_t line,
 			uint32_t kind, struct cm_result *r)
+{
+	struct core *me = &m->cores[core];
+	int data = kind != CM_IFETCH;
+	bool write = kind == CM_STORE || kind == CM_RMW;
+
+	if (me->mru[data] == line + 1 && (!write || me->mru_modified)) {
+		r->l1 = CM_HIT;
+		set_source(m, r, CM_FROM_L1);
+		r->cycles = data ? me->l1d.latency : me->l1i.latency;
+		return;
+	}
+	access_line_slow(m, core, pc, line, kind, r);
+	/* The line is now this core's most recently used in that L1. */
+	me->mru[data] = line + 1;
+	if (data)
+		me->mru_modified = cache_find(&me->l2, line)->state == MODIFIED;
+}
+
+static void access_line_slow(struct cm_model *m, uint32_t core, uint64_t pc, uint64_t line,
+			     uint32_t kind, struct cm_result *r)
 {
 	struct core *me = &m->cores[core];
 	struct cache *l1 = kind == CM_IFETCH ? &me->l1i : &me->l1d;
@@ -564,6 +606,7 @@ static void access_line(struct cm_model *m, uint32_t core, uint64_t pc, uint64_t
 			if (w->state == MODIFIED)
 				write_back(m, line);
 			w->state = SHARED;
+			m->cores[i].mru_modified = false;
 		}
 	}
 	if (write)
