@@ -60,6 +60,12 @@ def cmd_build_image(args) -> int:
 
 
 def cmd_test(args) -> int:
+    from hotline.disk_image import build_image
+    from hotline.kernel.build import build_kernel
+    # The boot tests need the baseline kernel and the image; building them
+    # here, before pytest captures the console, shows the build's progress.
+    build_image()
+    build_kernel("baseline")
     os.chdir(paths.REPO)
     os.execv(sys.executable, [sys.executable, "-m", "pytest", *args.pytest_args])
 
