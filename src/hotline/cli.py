@@ -62,12 +62,16 @@ def cmd_build_image(args) -> int:
 def cmd_test(args) -> int:
     from hotline.disk_image import build_image
     from hotline.kernel.build import build_kernel
-    # The boot tests need the baseline kernel and the image; building them
-    # here, before pytest captures the console, shows the build's progress.
-    build_image()
-    build_kernel("baseline")
+    pytest_args = list(args.pytest_args)
+    if args.unit:
+        pytest_args += ["-m", "not boot"]
+    else:
+        # The boot tests need the baseline kernel and the image; building
+        # them here, before pytest captures the console, shows the progress.
+        build_image()
+        build_kernel("baseline")
     os.chdir(paths.REPO)
-    os.execv(sys.executable, [sys.executable, "-m", "pytest", *args.pytest_args])
+    os.execv(sys.executable, [sys.executable, "-m", "pytest", *pytest_args])
 
 
 def main(argv=None) -> int:
@@ -81,6 +85,8 @@ def main(argv=None) -> int:
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("test", help="run the test suite (arguments go to pytest)")
+    p.add_argument("--unit", action="store_true",
+                   help="only the tests that boot nothing (no kernel build)")
     p.add_argument("pytest_args", nargs=argparse.REMAINDER)
     p.set_defaults(func=cmd_test)
 
