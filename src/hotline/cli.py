@@ -87,7 +87,6 @@ def main(argv=None) -> int:
     p = sub.add_parser("test", help="run the test suite (arguments go to pytest)")
     p.add_argument("--unit", action="store_true",
                    help="only the tests that boot nothing (no kernel build)")
-    p.add_argument("pytest_args", nargs=argparse.REMAINDER)
     p.set_defaults(func=cmd_test)
 
     p = sub.add_parser("run", help="run an experiment spec (configs/experiments/*.toml)")
@@ -108,7 +107,11 @@ def main(argv=None) -> int:
     p = sub.add_parser("build-image", help="build (or reuse) the workload disk image")
     p.set_defaults(func=cmd_build_image)
 
-    args = parser.parse_args(argv)
+    # Arguments hotline does not know go to pytest, for `test` only.
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.command != "test":
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    args.pytest_args = extra
     try:
         return args.func(args)
     except HotlineError as e:
