@@ -39,6 +39,7 @@
 
 #include "cachemodel.h"
 #include "qemu-plugin-api.h"
+#include "roi-marker.h"
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = HOTLINE_QEMU_PLUGIN_API_VERSION;
 
@@ -318,8 +319,6 @@ unlock:
 	pthread_mutex_unlock(&lock);
 }
 
-/* The guest's marker: nopl 0x686c00NN(%rax,%rax,1) = 0F 1F 84 00 NN 00 6C 68. */
-enum { MARKER_LEN = 8, ROI_BEGIN = 1, ROI_END = 2 };
 
 static void on_marker(unsigned int vcpu_index, void *udata)
 {
@@ -330,16 +329,6 @@ static void on_marker(unsigned int vcpu_index, void *udata)
 }
 
 /* ---- translation -------------------------------------------------------- */
-
-static int marker_op(const uint8_t *bytes, size_t len)
-{
-	static const uint8_t prefix[4] = { 0x0f, 0x1f, 0x84, 0x00 };
-
-	if (len != MARKER_LEN || memcmp(bytes, prefix, 4) || bytes[5] || bytes[6] != 0x6c ||
-	    bytes[7] != 0x68)
-		return 0;
-	return bytes[4];
-}
 
 /* LOCK prefix among the prefixes, or XCHG (86/87) with a memory operand. */
 static int is_locked(const uint8_t *bytes, size_t len)
@@ -400,7 +389,7 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		size_t len = qemu_plugin_insn_data(qi, bytes, sizeof(bytes));
 		uint64_t pc = qemu_plugin_insn_vaddr(qi);
 		struct insn *in = insn_at(pc, bytes, len);
-		int op = marker_op(bytes, len);
+		int op = roi_marker_op(bytes, len);
 
 		if (!first)
 			first = in;

@@ -31,11 +31,10 @@
 #include <string.h>
 
 #include "qemu-plugin-api.h"
+#include "roi-marker.h"
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = HOTLINE_QEMU_PLUGIN_API_VERSION;
 
-/* The guest's marker: nopl 0x686c00NN(%rax,%rax,1) = 0F 1F 84 00 NN 00 6C 68. */
-enum { MARKER_LEN = 8, ROI_BEGIN = 1, ROI_END = 2 };
 
 struct counts {
 	uint64_t insns;
@@ -97,15 +96,11 @@ static void on_marker(unsigned int vcpu_index, void *udata)
 
 static int marker_op(const struct qemu_plugin_insn *insn)
 {
-	static const uint8_t prefix[4] = { 0x0f, 0x1f, 0x84, 0x00 };
-	uint8_t bytes[MARKER_LEN];
+	uint8_t bytes[ROI_MARKER_LEN];
 
-	if (qemu_plugin_insn_size(insn) != MARKER_LEN ||
-	    qemu_plugin_insn_data(insn, bytes, MARKER_LEN) != MARKER_LEN)
+	if (qemu_plugin_insn_size(insn) != ROI_MARKER_LEN)
 		return 0;
-	if (memcmp(bytes, prefix, 4) || bytes[5] != 0 || bytes[6] != 0x6c || bytes[7] != 0x68)
-		return 0;
-	return bytes[4];
+	return roi_marker_op(bytes, qemu_plugin_insn_data(insn, bytes, ROI_MARKER_LEN));
 }
 
 static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
