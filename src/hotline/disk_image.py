@@ -79,8 +79,9 @@ def build_image() -> DiskImage:
     with phase(f"disk image: building {short(key)}"):
         root = staging / "root"
         _populate(root)
-        _make_cpio(root, staging / "initramfs.cpio")
-        _make_ext4(root, staging / "disk.img")
+        entries = _entries(root)
+        _make_cpio(root, entries, staging / "initramfs.cpio")
+        _make_ext4(root, entries, staging / "disk.img")
         shutil.rmtree(root)
         info = {"key": key, "inputs": inputs, "sha256": hash_file(staging / "disk.img"),
                 "initramfs_sha256": hash_file(staging / "initramfs.cpio")}
@@ -115,11 +116,11 @@ def _entries(root: Path) -> list[str]:
     return ["/"] + sorted("/" + str(p.relative_to(root)) for p in root.rglob("*"))
 
 
-def _make_cpio(root: Path, archive: Path) -> None:
-    for entry in _entries(root):
-        os.utime(root / entry.lstrip("/") if entry != "/" else root, (EPOCH, EPOCH),
-                 follow_symlinks=False)
-    names = "".join(f".{e}\0" if e != "/" else ".\0" for e in _entries(root))
+def _make_cpio(root: Path, entries: list[str], archive: Path) -> None:
+    for entry in entries:
+        os.utime(root / entry.lstrip("/"), (EPOCH, EPOCH), follow_symlinks=False)
+    # Names relative to root: "." for the root itself, "./bin" and so on.
+    names = "".join(f".{e.rstrip('/')}\0" for e in entries)
     with open(archive, "wb") as out:
         result = subprocess.run(["cpio", "--null", "--create", "--format=newc", "--reproducible",
                                  "--owner=0:0", "--quiet"], cwd=root, input=names.encode(),
@@ -135,7 +136,7 @@ def compile_guest_program(source: Path, output: Path) -> None:
           "-I", str(paths.DISK_IMAGES / "roi"), "-o", str(output), str(source)])
 
 
-def _make_ext4(root: Path, image: Path) -> None:
+def _make_ext4(root: Path, entries: list[str], image: Path) -> None:
     # mke2fs copies each file's ctime from the staging directory, where it
     # cannot be set; debugfs then sets every inode's times to EPOCH.
     env = {"E2FSPROGS_FAKE_TIME": str(EPOCH), "PATH": "/usr/sbin:/sbin:/usr/bin:/bin"}
@@ -143,7 +144,7 @@ def _make_ext4(root: Path, image: Path) -> None:
           "-E", f"hash_seed={UUID},root_owner=0:0", "-L", "hotline", "-F",
           str(image), f"{SIZE_MIB}M"], env=env)
     commands = "".join(f'sif "{p}" {field} @{EPOCH}\n'
-                       for p in _entries(root) for field in ("atime", "mtime", "ctime", "crtime"))
+                       for p in entries for field in ("atime", "mtime", "ctime", "crtime"))
     _run(["debugfs", "-w", "-f", "-", str(image)], input=commands, env=env)
 
 

@@ -73,8 +73,8 @@ def hotline_revision() -> str:
     return head + ("-dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
 
 
-def run_inputs(run: PlannedRun, spec: specs.ExperimentSpec, kernel: Kernel,
-               image: DiskImage, plugin: Plugin | None, append: str) -> dict:
+def run_inputs(run: PlannedRun, spec: specs.ExperimentSpec, system: specs.SystemSpec,
+               kernel: Kernel, image: DiskImage, plugin: Plugin | None, append: str) -> dict:
     """Everything that determines a run's result; its hash is the run's key."""
     kernel_info = kernel.info()
     return {
@@ -86,7 +86,7 @@ def run_inputs(run: PlannedRun, spec: specs.ExperimentSpec, kernel: Kernel,
                         "sha256": image.info()["sha256" if spec.root == "disk"
                                                else "initramfs_sha256"]},
         "system": {"name": run.system, "sha256": hash_file(specs.system_path(run.system)),
-                   "spec": specs.load_system(run.system).model_dump()},
+                   "spec": system.model_dump()},
         "workload": {"name": run.workload, "scale": run.scale, "params": dict(run.params)},
         "backend": {"name": spec.backend, "version": qemu.qemu_version(), "mode": spec.mode,
                     "plugin": plugin.manifest() if plugin else None},
@@ -99,7 +99,7 @@ def execute(run: PlannedRun, spec: specs.ExperimentSpec, spec_path: Path, kernel
             image: DiskImage, plugin: Plugin | None, out_dir: Path, rerun: bool) -> RunResult:
     system = specs.load_system(run.system)
     append = qemu.kernel_command_line([(run.workload, dict(run.params))], spec.root)
-    inputs = run_inputs(run, spec, kernel, image, plugin, append)
+    inputs = run_inputs(run, spec, system, kernel, image, plugin, append)
     key = hash_json(inputs)
     final = out_dir / run.run_id
     manifest_path = final / "manifest.json"
