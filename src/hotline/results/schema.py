@@ -1,0 +1,46 @@
+"""The results tables' schemas.  Every backend produces these, one Parquet
+file per table in the run directory; the notebooks and reports read only these.
+
+misses.parquet, one row per (cpu, instruction, data field, level, cause):
+  run          the run id
+  cpu          the core that missed
+  pc           guest virtual address of the instruction
+  space        "kernel" or "user" (by the instruction's address)
+  kind         "read", "write", "rmw" (one locked read-modify-write), "fetch"
+  symbol       function containing pc (kernel symbols only; "" otherwise)
+  offset       pc - symbol's start
+  source_line  file:line of pc from the kernel's DWARF ("" if unknown)
+  object       the data object: "struct page", a kernel symbol, a dynamic
+               object a kernel variant announced, "kernel-other", "user", or
+               "text" (instruction fetches)
+  field        the field of the object ("flags", "_refcount", ...; "+OFFSET"
+               inside a symbol; "" when not known)
+  level        "L1I", "L1D", "L2", "L3"
+  cause        "compulsory", "capacity", "conflict", "coherence", "upgrade"
+  count        misses
+  cycles       modelled stall cycles of these misses: count x the latency of
+               whatever served them.  A miss at L1 that hits L2 and a miss at
+               L2 are different rows with their own cycles: sum cycles within
+               one level, never across levels.
+"""
+
+import pandas as pd
+
+MISSES = {
+    "run": "string", "cpu": "int16", "pc": "uint64", "space": "string", "kind": "string",
+    "symbol": "string", "offset": "int64", "source_line": "string", "object": "string",
+    "field": "string", "level": "string", "cause": "string", "count": "int64",
+    "cycles": "int64",
+}
+LEVELS = ("L1I", "L1D", "L2", "L3")
+CAUSES = ("compulsory", "capacity", "conflict", "coherence", "upgrade")
+KINDS = ("read", "write", "rmw", "fetch")
+
+
+def conform(frame: pd.DataFrame, schema: dict[str, str], table: str) -> pd.DataFrame:
+    """The frame with exactly the schema's columns, in order and typed; a
+    missing column is an error in the code that built the frame."""
+    missing = [c for c in schema if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{table} table lacks column(s) {missing}")
+    return frame[list(schema)].astype(schema).reset_index(drop=True)
