@@ -6,7 +6,8 @@
  *
  *   -plugin hotline-cache.so,out=FILE,cpus=N,line=64,l1i=SIZE:ASSOC:LATENCY,
  *           l1d=...,l2=...[,l3=...],inclusion=0|1|2,memory=LATENCY,
- *           peer=LATENCY,sb=ENTRIES:WINDOW,cpu=index|guest[,cpu_number=OFFSET]
+ *           peer=LATENCY,sb=ENTRIES:WINDOW,cpu=index|guest[,cpu_number=OFFSET],
+ *           vmemmap=BASE,page_size=BYTES
  *
  * cpu=index trusts QEMU's vCPU index (multi-threaded TCG).  cpu=guest finds
  * the executing CPU from the guest kernel's per-CPU base (gs_base in kernel
@@ -26,10 +27,24 @@
  * processes, as it does physically).  The store buffer's instruction window
  * is counted at block granularity.
  *
- * Output, written once at exit, tab-separated, one record a line:
- *   insn PC KIND ACCESSES CYCLES L1x7 L2x7 L3x7   outcome counts, enum cm_outcome
- *   stolen VICTIM_PC THIEF_CPU THIEF_PC COUNT      coherence misses
- *   rapw STORE_PC LOAD_PC COUNT                    reads after partial writes
+ * Misses keep the data's virtual address for attribution, reduced to what
+ * attribution needs so that the records stay few: a struct page (vmemmap=
+ * BASE, page_size=) as the same field of the page of pfn 0, the kernel image
+ * (static objects) exactly, the rest of the kernel as its line, user data
+ * and instruction fetches as 0.
+ *
+ * Output (docs/hotline-cache-format.md), written once at exit, tab-separated,
+ * addresses in hex, one record a line after a '#' header with the options:
+ *   roi CPU INSTRUCTIONS                      instructions inside the ROIs
+ *   insn PC KIND BYTES ACCESSES CYCLES L1x7 L2x7 L3x7
+ *                                             outcome counts (enum cm_outcome),
+ *                                             the instruction's bytes as run
+ *   miss CPU PC KIND DATA L1 L2 L3 COUNT CYCLES
+ *                                             accesses that missed the L1,
+ *                                             by their outcome at each level
+ *   stolen CPU PC DATA THIEF_CPU THIEF_PC COUNT
+ *                                             coherence misses and who caused them
+ *   rapw CPU STORE_PC LOAD_PC COUNT           reads after partial writes
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -51,6 +66,9 @@ static struct cm_config config = {
 static const char *out_path;
 static int cpu_from_guest;
 static uint64_t cpu_number_offset;
+static uint64_t vmemmap_base;
+static uint32_t page_size = 64;
+static char options_text[1024];
 
 /* ---- records ------------------------------------------------------------ */
 
@@ -67,6 +85,7 @@ struct insn_stats {
 struct insn {
 	uint64_t pc;
 	int locked;
+	uint8_t bytes[16], len;	/* as executed: alternatives and paravirt patch the text */
 	struct insn_stats stats[NKINDS];
 	struct insn *next;
 };
@@ -79,37 +98,45 @@ struct block {
 	struct block *next;
 };
 
-/* Counted pairs: (victim pc, thief cpu, thief pc) and (store pc, load pc). */
-struct pair {
-	uint64_t a, b, c, count;
-	struct pair *next;
+/*
+ * Counted tuples: misses (cpu, pc, kind, data, outcome at each level),
+ * coherence misses (cpu, pc, data, thief cpu, thief pc) and reads after
+ * partial writes (cpu, store pc, load pc).  A key is four 64-bit words.
+ */
+struct tuple {
+	uint64_t key[4];
+	uint64_t count, cycles;
+	struct tuple *next;
 };
 
 #define BUCKETS (1u << 18)
 static struct insn *insns[BUCKETS];
 static struct block *blocks[BUCKETS];
-static struct pair *stolen[BUCKETS], *rapw[BUCKETS];
+static struct tuple *misses[BUCKETS], *stolen[BUCKETS], *rapw[BUCKETS];
 
 static uint32_t bucket(uint64_t a, uint64_t b, uint64_t c)
 {
 	uint64_t h = (a * 0x9e3779b97f4a7c15ull) ^ (b * 0xbf58476d1ce4e5b9ull) ^ c;
 
-	return (uint32_t)(h >> 40) & (BUCKETS - 1);
+	h ^= h >> 29;
+	return (uint32_t)(h * 0x94d049bb133111ebull >> 40) & (BUCKETS - 1);
 }
 
-static void count_pair(struct pair **table, uint64_t a, uint64_t b, uint64_t c)
+static void count_tuple(struct tuple **table, uint64_t a, uint64_t b, uint64_t c, uint64_t d,
+			uint64_t cycles)
 {
-	struct pair **slot = &table[bucket(a, b, c)], *p;
+	struct tuple **slot = &table[bucket(a, b, c ^ (d << 7))], *t;
 
-	for (p = *slot; p; p = p->next)
-		if (p->a == a && p->b == b && p->c == c)
+	for (t = *slot; t; t = t->next)
+		if (t->key[0] == a && t->key[1] == b && t->key[2] == c && t->key[3] == d)
 			break;
-	if (!p) {
-		p = calloc(1, sizeof(*p));
-		*p = (struct pair){ .a = a, .b = b, .c = c, .next = *slot };
-		*slot = p;
+	if (!t) {
+		t = calloc(1, sizeof(*t));
+		*t = (struct tuple){ .key = { a, b, c, d }, .next = *slot };
+		*slot = t;
 	}
-	p->count++;
+	t->count++;
+	t->cycles += cycles;
 }
 
 /* ---- state -------------------------------------------------------------- */
@@ -121,6 +148,7 @@ static struct cm_model *model;
 static FILE *out;
 static int in_roi;
 static uint64_t *icount;		/* per core, in executed blocks' instructions */
+static uint64_t *roi_icount;		/* per core, the part of it inside ROIs */
 static struct insn **pending_rmw;	/* per core: read of a locked RMW seen, write to come */
 
 /* cpu=guest: the CPU running now, and the CPU of each per-CPU base. */
@@ -134,27 +162,21 @@ static GByteArray *reg_buf;
 
 #define KERNEL_START 0xffff800000000000ull
 #define KERNEL_TEXT_MAP 0xffffffff80000000ull
+#define VMEMMAP_BYTES (1ull << 40)	/* the vmemmap region, 4-level paging */
 
 /* ---- report ------------------------------------------------------------- */
 
-static void print_pairs(const char *name, struct pair **table, int with_cpu)
-{
-	for (uint32_t i = 0; i < BUCKETS; i++)
-		for (struct pair *p = table[i]; p; p = p->next) {
-			if (with_cpu)
-				fprintf(out, "%s\t0x%" PRIx64 "\t%" PRIu64 "\t0x%" PRIx64 "\t%" PRIu64 "\n",
-					name, p->a, p->b, p->c, p->count);
-			else
-				fprintf(out, "%s\t0x%" PRIx64 "\t0x%" PRIx64 "\t%" PRIu64 "\n", name,
-					p->a, p->b, p->count);
-		}
-}
+static const char *const kind_names[] = { "read", "write", "rmw", "fetch" };
+static const char *const outcome_names[] = {
+	"-", "hit", "compulsory", "capacity", "conflict", "coherence", "upgrade",
+};
 
 static void report(qemu_plugin_id_t id, void *udata)
 {
-	static const char *const kinds[] = { "read", "write", "rmw", "fetch" };
-
 	(void)id, (void)udata;
+	fprintf(out, "# hotline-cache 2%s\n", options_text);
+	for (uint32_t c = 0; c < config.cores; c++)
+		fprintf(out, "roi\t%u\t%" PRIu64 "\n", c, roi_icount[c]);
 	for (uint32_t i = 0; i < BUCKETS; i++)
 		for (struct insn *n = insns[i]; n; n = n->next)
 			for (int k = 0; k < NKINDS; k++) {
@@ -162,8 +184,10 @@ static void report(qemu_plugin_id_t id, void *udata)
 
 				if (!s->accesses)
 					continue;
-				fprintf(out, "insn\t0x%" PRIx64 "\t%s\t%" PRIu64 "\t%" PRIu64, n->pc,
-					kinds[k], s->accesses, s->cycles);
+				fprintf(out, "insn\t0x%" PRIx64 "\t%s\t", n->pc, kind_names[k]);
+				for (int b = 0; b < n->len; b++)
+					fprintf(out, "%02x", n->bytes[b]);
+				fprintf(out, "\t%" PRIu64 "\t%" PRIu64, s->accesses, s->cycles);
 				for (int o = 0; o < OUTCOMES; o++)
 					fprintf(out, "\t%" PRIu64, s->l1[o]);
 				for (int o = 0; o < OUTCOMES; o++)
@@ -172,8 +196,22 @@ static void report(qemu_plugin_id_t id, void *udata)
 					fprintf(out, "\t%" PRIu64, s->l3[o]);
 				fprintf(out, "\n");
 			}
-	print_pairs("stolen", stolen, 1);
-	print_pairs("rapw", rapw, 0);
+	for (uint32_t i = 0; i < BUCKETS; i++)
+		for (struct tuple *t = misses[i]; t; t = t->next)
+			fprintf(out, "miss\t%u\t0x%" PRIx64 "\t%s\t0x%" PRIx64 "\t%s\t%s\t%s\t%" PRIu64
+				"\t%" PRIu64 "\n", (unsigned)(t->key[0] >> 8), t->key[1],
+				kind_names[t->key[0] & 0xff], t->key[2], outcome_names[t->key[3] & 0xff],
+				outcome_names[(t->key[3] >> 8) & 0xff],
+				outcome_names[(t->key[3] >> 16) & 0xff], t->count, t->cycles);
+	for (uint32_t i = 0; i < BUCKETS; i++)
+		for (struct tuple *t = stolen[i]; t; t = t->next)
+			fprintf(out, "stolen\t%" PRIu64 "\t0x%" PRIx64 "\t0x%" PRIx64 "\t%" PRIu64
+				"\t0x%" PRIx64 "\t%" PRIu64 "\n", t->key[0] >> 16, t->key[1], t->key[2],
+				t->key[0] & 0xffff, t->key[3], t->count);
+	for (uint32_t i = 0; i < BUCKETS; i++)
+		for (struct tuple *t = rapw[i]; t; t = t->next)
+			fprintf(out, "rapw\t%" PRIu64 "\t0x%" PRIx64 "\t0x%" PRIx64 "\t%" PRIu64 "\n",
+				t->key[0], t->key[1], t->key[2], t->count);
 	fclose(out);
 	cm_free(model);
 }
@@ -245,8 +283,20 @@ static void on_vcpu_init(qemu_plugin_id_t id, unsigned int vcpu_index)
 
 /* ---- callbacks ---------------------------------------------------------- */
 
-static void account(uint32_t core, uint64_t pc, uint64_t paddr, uint32_t size, enum kind kind,
-		    struct insn_stats *s)
+/* What attribution needs of a data address (see the header comment). */
+static uint64_t data_key(uint64_t vaddr, enum kind kind)
+{
+	if (kind == KIND_FETCH || vaddr < KERNEL_START)
+		return 0;
+	if (vmemmap_base && vaddr - vmemmap_base < VMEMMAP_BYTES)
+		return vmemmap_base + (vaddr - vmemmap_base) % page_size;
+	if (vaddr >= KERNEL_TEXT_MAP)
+		return vaddr;
+	return vaddr & ~(uint64_t)(config.line_bytes - 1);
+}
+
+static void account(uint32_t core, uint64_t pc, uint64_t vaddr, uint64_t paddr, uint32_t size,
+		    enum kind kind, struct insn_stats *s)
 {
 	static const uint32_t model_kind[] = { CM_LOAD, CM_STORE, CM_RMW, CM_IFETCH };
 	struct cm_result r;
@@ -257,10 +307,17 @@ static void account(uint32_t core, uint64_t pc, uint64_t paddr, uint32_t size, e
 	s->l1[r.l1]++;
 	s->l2[r.l2]++;
 	s->l3[r.l3]++;
-	if (r.stolen_by >= 0)
-		count_pair(stolen, pc, (uint64_t)r.stolen_by, r.stolen_by_pc);
+	if (r.l1 != CM_HIT) {
+		uint64_t data = data_key(vaddr, kind);
+
+		count_tuple(misses, (uint64_t)core << 8 | kind, pc, data,
+			    r.l1 | r.l2 << 8 | (uint64_t)r.l3 << 16, r.cycles);
+		if (r.stolen_by >= 0)
+			count_tuple(stolen, (uint64_t)core << 16 | (uint16_t)r.stolen_by, pc, data,
+				    r.stolen_by_pc, 0);
+	}
 	if (r.partial_write)
-		count_pair(rapw, r.store_pc, pc, 0);
+		count_tuple(rapw, core, r.store_pc, pc, 0, 0);
 }
 
 static void on_block(unsigned int vcpu_index, void *udata)
@@ -277,10 +334,12 @@ static void on_block(unsigned int vcpu_index, void *udata)
 		if (in_roi) {
 			uint64_t offset = b->vaddr >= KERNEL_TEXT_MAP ? KERNEL_TEXT_MAP : 0;
 
+			roi_icount[core] += b->insns;
 			for (uint64_t line = b->vaddr / config.line_bytes;
 			     line <= (b->end - 1) / config.line_bytes; line++)
-				account(core, b->vaddr, line * config.line_bytes - offset,
-					config.line_bytes, KIND_FETCH, &b->first->stats[KIND_FETCH]);
+				account(core, b->vaddr, line * config.line_bytes,
+					line * config.line_bytes - offset, config.line_bytes,
+					KIND_FETCH, &b->first->stats[KIND_FETCH]);
 		}
 	}
 	pthread_mutex_unlock(&lock);
@@ -313,7 +372,7 @@ static void on_access(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint6
 			goto unlock;
 		}
 	}
-	account(core, n->pc, qemu_plugin_hwaddr_phys_addr(hw),
+	account(core, n->pc, vaddr, qemu_plugin_hwaddr_phys_addr(hw),
 		1u << qemu_plugin_mem_size_shift(info), kind, &n->stats[kind]);
 unlock:
 	pthread_mutex_unlock(&lock);
@@ -347,18 +406,25 @@ static int is_locked(const uint8_t *bytes, size_t len)
 	return i + 1 < len && (bytes[i] == 0x86 || bytes[i] == 0x87) && (bytes[i + 1] >> 6) != 3;
 }
 
+/* The record of the instruction at pc, with the bytes of its latest
+ * translation: code patched at boot (alternatives, paravirt, static keys)
+ * is retranslated, and what runs in the ROI is the patched code. */
 static struct insn *insn_at(uint64_t pc, const uint8_t *bytes, size_t len)
 {
 	struct insn **slot = &insns[bucket(pc, 0, 0)], *n;
 
 	for (n = *slot; n; n = n->next)
 		if (n->pc == pc)
-			return n;
-	n = calloc(1, sizeof(*n));
-	n->pc = pc;
+			break;
+	if (!n) {
+		n = calloc(1, sizeof(*n));
+		n->pc = pc;
+		n->next = *slot;
+		*slot = n;
+	}
 	n->locked = is_locked(bytes, len);
-	n->next = *slot;
-	*slot = n;
+	n->len = len < sizeof(n->bytes) ? len : sizeof(n->bytes);
+	memcpy(n->bytes, bytes, n->len);
 	return n;
 }
 
@@ -469,6 +535,14 @@ static int parse_option(const char *arg)
 		cpu_from_guest = !strcmp(v, "guest");
 		return cpu_from_guest || !strcmp(v, "index");
 	}
+	if (!strcmp(key, "vmemmap")) {
+		char *end;
+
+		vmemmap_base = strtoull(v, &end, 0);
+		return *v && !*end;
+	}
+	if (!strcmp(key, "page_size"))
+		return parse_u32(v, &page_size) && page_size > 0;
 	if (!strcmp(key, "cpu_number")) {
 		char *end;
 
@@ -483,11 +557,17 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 {
 	const char *error;
 
-	for (int i = 0; i < argc; i++)
+	for (int i = 0; i < argc; i++) {
 		if (!parse_option(argv[i])) {
 			fprintf(stderr, "hotline-cache: bad option '%s'\n", argv[i]);
 			return -1;
 		}
+		if (strncmp(argv[i], "out=", 4) &&
+		    strlen(options_text) + strlen(argv[i]) + 2 < sizeof(options_text)) {
+			strcat(options_text, " ");
+			strcat(options_text, argv[i]);
+		}
+	}
 	if (!out_path || !info->system_emulation) {
 		fprintf(stderr, "hotline-cache: needs out=FILE and full-system emulation\n");
 		return -1;
@@ -508,6 +588,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	}
 	model = cm_new(&config);
 	icount = calloc(config.cores, sizeof(*icount));
+	roi_icount = calloc(config.cores, sizeof(*roi_icount));
 	pending_rmw = calloc(config.cores, sizeof(*pending_rmw));
 	if (cpu_from_guest) {
 		reg_buf = g_byte_array_new();

@@ -31,6 +31,7 @@ def cmd_check(args) -> int:
 
 def cmd_demo(args) -> int:
     from hotline.experiment import run_experiment
+    from hotline.report.render import write_report
     results = run_experiment(DEMO_SPEC, rerun=True, kernel_source=args.kernel_source)
     for r in results:
         if r.failure:
@@ -41,10 +42,33 @@ def cmd_demo(args) -> int:
         for line in log:
             if line.lstrip().startswith(wanted) or "smp: Brought up" in line:
                 print(f"  {line.strip()}")
-        for out in sorted(r.directory.glob("*.out")):
-            for line in out.read_text().splitlines():
-                print(f"  {out.stem}: {line}")
+        text, text_path, html_path = write_report(r.directory)
+        print(f"\n{text}")
+        say(f"report written to {text_path} and {html_path}")
     return 1 if any(r.failure for r in results) else 0
+
+
+def find_run(name: str) -> Path:
+    """A run directory, given as a path or as a run id under the results tree."""
+    path = Path(name)
+    if (path / "manifest.json").is_file():
+        return path
+    found = sorted(paths.results_dir().glob(f"*/{name}/manifest.json"))
+    if len(found) == 1:
+        return found[0].parent
+    if found:
+        raise HotlineError(f"run id '{name}' is in {len(found)} experiments "
+                           f"({', '.join(str(f.parent) for f in found)}); give the directory")
+    raise HotlineError(f"no run '{name}': give a run directory (with a manifest.json) or the "
+                       f"id of a run under {paths.results_dir()}")
+
+
+def cmd_report(args) -> int:
+    from hotline.report.render import write_report
+    text, text_path, html_path = write_report(find_run(args.run))
+    print(text)
+    say(f"report written to {text_path} and {html_path}")
+    return 0
 
 
 def cmd_build_kernel(args) -> int:
@@ -94,6 +118,11 @@ def main(argv=None) -> int:
     p.add_argument("--rerun", action="store_true", help="run again even if inputs are unchanged")
     p.add_argument("--kernel-source", help=source_help)
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("report", help="report a run's misses by instruction, field and cause "
+                       "(text and HTML, written into the run directory)")
+    p.add_argument("run", help="run directory, or run id under the results tree")
+    p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("check", help="validate an experiment spec and list its runs")
     p.add_argument("spec")

@@ -17,12 +17,13 @@ from pathlib import Path
 
 import hotline
 from hotline import paths, specs
-from hotline.console import elapsed, say
+from hotline.console import elapsed, phase, say
 from hotline.disk_image import DiskImage, build_image
 from hotline.errors import HotlineError
 from hotline.hashing import hash_file, hash_json
 from hotline.kernel.build import Kernel, build_kernel
 from hotline.plugins import Plugin, build_plugin, plugin_options
+from hotline.results.cache_tables import write_tables
 from hotline.simulate import qemu
 from hotline.workloads import load_workload
 
@@ -131,6 +132,13 @@ def execute(run: PlannedRun, spec: specs.ExperimentSpec, spec_path: Path, kernel
         # What the workload wrote is not a result, and can be gigabytes.
         for disk in disks:
             (work / disk).unlink(missing_ok=True)
+    tables = {}
+    if outcome.failure is None and plugin and plugin.name == "hotline-cache":
+        with phase(f"run {run.run_id}: results tables"):
+            try:
+                tables = write_tables(work, kernel.directory, run.run_id)
+            except (OSError, ValueError) as e:
+                outcome.failure = f"the plugin's output could not be made into tables: {e}"
     manifest = {
         "run_id": run.run_id,
         "key": key,
@@ -141,6 +149,7 @@ def execute(run: PlannedRun, spec: specs.ExperimentSpec, spec_path: Path, kernel
         "hotline": {"version": hotline.__version__, "revision": hotline_revision()},
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "wall_seconds": round(outcome.wall_s, 1),
+        "tables": {name: path.name for name, path in tables.items()},
         "guest": {"cpus_brought_up": outcome.report.cpus_brought_up,
                   "cpus_online": outcome.report.cpus_online,
                   "summary": outcome.report.summaries.get(run.workload)},

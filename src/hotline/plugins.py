@@ -3,6 +3,7 @@ they share (plugins/cachemodel/), built into the cache by a hash of their
 sources and the compiler.  Every hotline plugin takes out=FILE and writes its
 results there; the runner puts FILE in the run directory as NAME.out."""
 
+import json
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -53,7 +54,7 @@ def build_plugin(name: str) -> Plugin:
 
 def plugin_options(name: str, system, kernel_dir: Path, mode: str) -> list[str]:
     """What a plugin needs to know besides out=: hotline-cache takes the
-    system's caches, and in deterministic mode finds the executing CPU from
+    system's caches, the kernel's struct page array, and in deterministic mode finds the executing CPU from
     the guest's per-CPU base and the kernel's cpu_number variable."""
     if name != "hotline-cache":
         return []
@@ -67,6 +68,9 @@ def plugin_options(name: str, system, kernel_dir: Path, mode: str) -> list[str]:
                f"sb={system.store_buffer.entries}:{system.store_buffer.window_instructions}"]
     if c.l3:
         options.append(f"l3={level(c.l3)}")
+    # Misses on struct page are kept by field (results/objects.py).
+    layout = json.loads((kernel_dir / "layout.json").read_text())
+    options += [f"vmemmap={layout['symbols']['vmemmap_base']}", f"page_size={layout['sizeof']}"]
     if mode == "deterministic":
         options += ["cpu=guest", f"cpu_number={_symbol(kernel_dir / 'System.map', 'cpu_number'):#x}"]
     else:

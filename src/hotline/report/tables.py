@@ -1,0 +1,198 @@
+"""The report's tables, computed from a run's results tables (results/)."""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from hotline.results.schema import CAUSES
+from hotline.results.symbols import Symbolizer, disassemble_bytes
+
+
+@dataclass
+class RunTables:
+    misses: pd.DataFrame
+    instructions: pd.DataFrame
+    coherence: pd.DataFrame
+    rapw: pd.DataFrame
+    roi: pd.DataFrame
+
+    @classmethod
+    def read(cls, run_dir: Path) -> "RunTables":
+        return cls(*(pd.read_parquet(run_dir / f"{name}.parquet")
+                     for name in ("misses", "instructions", "coherence", "rapw", "roi")))
+
+
+def describe(obj: str, field: str) -> str:
+    """struct page.flags, jiffies+0x0, kernel-other."""
+    if not field:
+        return obj
+    return f"{obj}{field}" if field.startswith("+") else f"{obj}.{field}"
+
+
+def _where(symbol: str, offset: int, pc: int) -> str:
+    return f"{symbol}+{offset:#x}" if symbol else f"{pc:#x} (user)"
+
+
+class Disassembly:
+    """Instruction text by pc, from the run's vmlinux, fetched per function.
+    Where the bytes the guest ran differ from the file's (alternatives,
+    paravirt calls and static keys are patched at boot), the text is that of
+    the bytes run, marked with a '*'."""
+
+    def __init__(self, symbolizer: Symbolizer, instructions: pd.DataFrame):
+        self.symbolizer = symbolizer
+        self.ran = dict(zip(instructions["pc"], instructions["bytes"]))
+        self.known: dict[int, str] = {}
+
+    def _text(self, pc: int, file_bytes: str, text: str) -> str:
+        ran = self.ran.get(pc)
+        if ran and not file_bytes.startswith(ran) and not ran.startswith(file_bytes):
+            return "* " + disassemble_bytes(pc, ran)
+        return text
+
+    def function(self, name: str) -> dict[int, str]:
+        symbol = self.symbolizer.function_named(name)
+        if symbol is None:
+            return {}
+        listing = {pc: self._text(pc, code, text) for pc, (code, text) in
+                   self.symbolizer.disassemble(symbol.start, symbol.start + symbol.size).items()}
+        self.known.update(listing)
+        return listing
+
+    def at(self, pc: int) -> str:
+        if pc not in self.known:
+            function = self.symbolizer.function(pc)
+            if function is not None:
+                self.function(function.name)
+            elif pc in self.ran:
+                self.known[pc] = disassemble_bytes(pc, self.ran[pc])
+        return self.known.get(pc, "")
+
+
+def cause_split(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """count per key with one column per cause."""
+    split = frame.pivot_table(index=keys, columns="cause", values="count", aggfunc="sum",
+                              fill_value=0, observed=True)
+    split = split.reindex(columns=[c for c in CAUSES], fill_value=0)
+    split.insert(0, "misses", split.sum(axis=1))
+    return split.reset_index()
+
+
+def top_instructions(t: RunTables, level: str, n: int, disasm: Disassembly) -> pd.DataFrame:
+    """The n instructions with most data misses at `level`: where, source
+    line, instruction, misses, % of all data misses at that level, and the
+    cause split."""
+    at_level = t.misses[(t.misses["level"] == level) & (t.misses["kind"] != "fetch")]
+    total = at_level["count"].sum()
+    split = cause_split(at_level, ["pc", "symbol", "offset", "source_line", "kind"])
+    split = split.groupby(["pc", "symbol", "offset", "source_line"], as_index=False).agg(
+        kind=("kind", lambda k: "/".join(sorted(set(k)))),
+        **{c: (c, "sum") for c in ["misses", *CAUSES]})
+    top = split.sort_values(["misses", "pc"], ascending=[False, True]).head(n)
+    objects = at_level.groupby(["pc", "object", "field"], as_index=False)["count"].sum()
+    main_object = (objects.sort_values("count", ascending=False).drop_duplicates("pc")
+                   .set_index("pc"))
+    rows = []
+    for r in top.itertuples(index=False):
+        data = main_object.loc[r.pc] if r.pc in main_object.index else None
+        rows.append({
+            "where": _where(r.symbol, r.offset, r.pc),
+            "source line": r.source_line,
+            "instruction": disasm.at(r.pc),
+            "kind": r.kind,
+            "data": "" if data is None else describe(data["object"], data["field"]),
+            "misses": r.misses,
+            "%": 100 * r.misses / total if total else 0.0,
+            **{c: getattr(r, c) for c in CAUSES},
+        })
+    return pd.DataFrame(rows)
+
+
+def top_functions(t: RunTables, level: str, n: int) -> list[str]:
+    kernel = t.misses[(t.misses["level"] == level) & (t.misses["symbol"] != "")]
+    totals = kernel.groupby("symbol")["count"].sum().sort_values(ascending=False, kind="stable")
+    return list(totals.index[:n])
+
+
+def function_listing(t: RunTables, name: str, disasm: Disassembly) -> pd.DataFrame:
+    """The seeds' oprofile tables: every instruction of the function that
+    missed the L1D or the L2, with its count, its share of the function's L1D
+    misses, its data misses in the L2, the instruction, and what it missed on."""
+    mine = t.misses[(t.misses["symbol"] == name) & t.misses["level"].isin(["L1D", "L2"])
+                    & (t.misses["kind"] != "fetch")]
+    listing = disasm.function(name)
+    l1 = mine[mine["level"] == "L1D"].groupby("pc")["count"].sum()
+    l2 = mine[mine["level"] == "L2"].groupby("pc")["count"].sum()
+    total = l1.sum()
+    rows = []
+    for pc in sorted(set(l1.index) | set(l2.index)):
+        at_pc = mine[(mine["pc"] == pc) & (mine["level"] == "L1D")]
+        causes = at_pc.groupby("cause")["count"].sum().sort_values(ascending=False)
+        data = at_pc.groupby(["object", "field"])["count"].sum().sort_values(ascending=False)
+        note = []
+        if len(data):
+            note.append(describe(*data.index[0]))
+        if len(causes):
+            note.append(", ".join(f"{c} {v}" for c, v in causes.items()))
+        rows.append({"address": f"{pc:x}", "L1D": int(l1.get(pc, 0)),
+                     "%": 100 * l1.get(pc, 0) / total if total else 0.0,
+                     "L2": int(l2.get(pc, 0)), "instruction": listing.get(pc, ""),
+                     "annotation": "; ".join(note)})
+    return pd.DataFrame(rows)
+
+
+def page_fields(t: RunTables) -> pd.DataFrame:
+    """Misses on struct page by field and level, with the L1D cause split."""
+    page = t.misses[t.misses["object"] == "struct page"]
+    by_level = page.pivot_table(index="field", columns="level", values="count", aggfunc="sum",
+                                fill_value=0)
+    by_level = by_level.reindex(columns=[c for c in ("L1D", "L2", "L3") if c in by_level.columns])
+    causes = cause_split(page[page["level"] == "L1D"], ["field"]).set_index("field")
+    table = by_level.join(causes.drop(columns="misses"), how="left").fillna(0).astype("int64")
+    return table.sort_values("L1D", ascending=False).reset_index()
+
+
+def field_instructions(t: RunTables, field: str, n: int, disasm: Disassembly) -> pd.DataFrame:
+    """Which instructions miss the L1D on struct page's `field`, and why."""
+    misses = t.misses[(t.misses["object"] == "struct page") & (t.misses["field"] == field)
+                      & (t.misses["level"] == "L1D")]
+    split = cause_split(misses, ["pc", "symbol", "offset", "source_line", "kind"])
+    split = split.sort_values(["misses", "pc"], ascending=[False, True]).head(n)
+    return pd.DataFrame([{
+        "where": _where(r.symbol, r.offset, r.pc), "source line": r.source_line,
+        "instruction": disasm.at(r.pc), "kind": r.kind, "misses": r.misses,
+        **{c: getattr(r, c) for c in CAUSES}} for r in split.itertuples(index=False)])
+
+
+def thieves(t: RunTables, field: str, n: int) -> pd.DataFrame:
+    """Coherence misses on struct page's `field`: whose write took the line away."""
+    c = t.coherence[(t.coherence["object"] == "struct page") & (t.coherence["field"] == field)]
+    pairs = c.groupby(["pc", "symbol", "offset", "thief_pc", "thief_symbol", "thief_offset"],
+                      as_index=False)["count"].sum()
+    pairs = pairs.sort_values(["count", "pc", "thief_pc"], ascending=[False, True, True]).head(n)
+    return pd.DataFrame([{
+        "missed at": _where(r.symbol, r.offset, r.pc),
+        "stolen by the write at": _where(r.thief_symbol, r.thief_offset, r.thief_pc),
+        "misses": r.count} for r in pairs.itertuples(index=False)])
+
+
+def partial_writes(t: RunTables, n: int, disasm: Disassembly) -> pd.DataFrame:
+    pairs = t.rapw.groupby(["store_pc", "store_symbol", "store_offset", "load_pc", "load_symbol",
+                            "load_offset"], as_index=False)["count"].sum()
+    pairs = pairs.sort_values(["count", "store_pc", "load_pc"],
+                              ascending=[False, True, True]).head(n)
+    return pd.DataFrame([{
+        "store": _where(r.store_symbol, r.store_offset, r.store_pc),
+        "store instruction": disasm.at(r.store_pc),
+        "load": _where(r.load_symbol, r.load_offset, r.load_pc),
+        "load instruction": disasm.at(r.load_pc), "events": r.count}
+        for r in pairs.itertuples(index=False)])
+
+
+def totals(t: RunTables) -> pd.DataFrame:
+    """Accesses and misses per level and space, with misses per 1000 instructions."""
+    instructions = int(t.roi["instructions"].sum())
+    misses = t.misses.groupby(["level", "space"], as_index=False)[["count", "cycles"]].sum()
+    misses["per 1k instructions"] = 1000 * misses["count"] / max(instructions, 1)
+    return misses.rename(columns={"count": "misses", "cycles": "stall cycles"})

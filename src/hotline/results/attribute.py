@@ -1,0 +1,54 @@
+"""Attribution: raw misses (cpu, pc, kind, data address, level, cause, count,
+cycles), from any backend, become the misses table (schema.MISSES) with the
+instruction's symbol, offset and source line and the data's object and field,
+all from the run's own kernel build."""
+
+from pathlib import Path
+
+import pandas as pd
+
+from hotline.results import schema
+from hotline.results.objects import KERNEL_START, ObjectMap
+
+RAW_COLUMNS = ("cpu", "pc", "kind", "data", "level", "cause", "count", "cycles")
+
+
+def code_locations(pcs, objects: ObjectMap) -> pd.DataFrame:
+    """symbol, offset and source_line of each distinct pc."""
+    pcs = sorted({int(pc) for pc in pcs})
+    kernel = [pc for pc in pcs if pc >= KERNEL_START]
+    lines = objects.symbolizer.source_lines(kernel)
+    rows = []
+    for pc in pcs:
+        function = objects.symbolizer.function(pc) if pc >= KERNEL_START else None
+        rows.append((pc, function.name if function else "",
+                     pc - function.start if function else 0, lines.get(pc, "")))
+    return pd.DataFrame(rows, columns=["pc", "symbol", "offset", "source_line"]).astype(
+        {"pc": "uint64"})
+
+
+def data_locations(raw: pd.DataFrame, objects: ObjectMap) -> pd.DataFrame:
+    """object and field of each distinct (kind, data)."""
+    rows = []
+    for kind, data in raw[["kind", "data"]].drop_duplicates().itertuples(index=False):
+        where = ("text", "") if kind == "fetch" else objects.locate(int(data))
+        rows.append((kind, data, *where))
+    return pd.DataFrame(rows, columns=["kind", "data", "object", "field"]).astype(
+        {"data": "uint64"})
+
+
+def attribute(raw: pd.DataFrame, kernel_dir: Path, run_id: str,
+              guest_log_text: str) -> pd.DataFrame:
+    missing = [c for c in RAW_COLUMNS if c not in raw.columns]
+    if missing:
+        raise ValueError(f"raw misses lack column(s) {missing}")
+    objects = ObjectMap.for_kernel(kernel_dir, guest_log_text)
+    raw = raw.astype({"pc": "uint64", "data": "uint64"})
+    table = (raw.merge(code_locations(raw["pc"], objects), on="pc", how="left")
+                .merge(data_locations(raw, objects), on=["kind", "data"], how="left"))
+    table["run"] = run_id
+    table["space"] = (table["pc"] >= KERNEL_START).map({True: "kernel", False: "user"})
+    # Misses that differ only in the data address within one field are one row.
+    keys = [c for c in schema.MISSES if c not in ("count", "cycles")]
+    table = table.groupby(keys, as_index=False, sort=True)[["count", "cycles"]].sum()
+    return schema.conform(table, schema.MISSES, "misses")

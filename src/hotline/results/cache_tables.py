@@ -1,0 +1,81 @@
+"""The hotline-cache plugin's output of one run, as results tables in the
+run directory:
+
+  misses.parquet        schema.MISSES
+  instructions.parquet  per (pc, kind): the instruction's bytes as executed,
+                        accesses, misses at each level, cycles, with symbol
+                        and source line
+  coherence.parquet     per (cpu, pc, object, field, thief cpu, thief pc):
+                        coherence misses, both instructions symbolized
+  rapw.parquet          per (cpu, store pc, load pc): reads after partial writes
+  roi.parquet           per cpu: instructions inside the regions of interest
+"""
+
+from pathlib import Path
+
+import pandas as pd
+
+from hotline.results import plugin_output
+from hotline.results.attribute import attribute, code_locations, data_locations
+from hotline.results.objects import ObjectMap
+
+OUTPUT = "hotline-cache.out"
+MISS_OUTCOMES = ("compulsory", "capacity", "conflict", "coherence", "upgrade")
+
+
+def raw_misses(miss: pd.DataFrame) -> pd.DataFrame:
+    """One row per level that missed: L1I or L1D by the access kind, then L2
+    and L3 where the access went on missing."""
+    parts = []
+    for column, level in (("l1", None), ("l2", "L2"), ("l3", "L3")):
+        part = miss[miss[column].isin(MISS_OUTCOMES)].copy()
+        part["level"] = level or part["kind"].map(lambda k: "L1I" if k == "fetch" else "L1D")
+        part["cause"] = part[column]
+        parts.append(part)
+    return pd.concat(parts, ignore_index=True)[
+        ["cpu", "pc", "kind", "data", "level", "cause", "count", "cycles"]]
+
+
+def _with_code(frame: pd.DataFrame, pc_column: str, prefix: str, objects) -> pd.DataFrame:
+    code = code_locations(frame[pc_column], objects).rename(
+        columns={"pc": pc_column, "symbol": f"{prefix}symbol", "offset": f"{prefix}offset",
+                 "source_line": f"{prefix}source_line"})
+    return frame.merge(code, on=pc_column, how="left")
+
+
+def instructions_table(insn: pd.DataFrame, objects, run_id: str) -> pd.DataFrame:
+    table = pd.DataFrame({"run": run_id, "pc": insn["pc"], "kind": insn["kind"],
+                          "bytes": insn["bytes"], "accesses": insn["accesses"],
+                          "cycles": insn["cycles"]})
+    for level in ("l1", "l2", "l3"):
+        table[f"{level}_misses"] = sum(insn[f"{level}_{o}"] for o in MISS_OUTCOMES)
+    return _with_code(table, "pc", "", objects).sort_values(["pc", "kind"], ignore_index=True)
+
+
+def write_tables(run_dir: Path, kernel_dir: Path, run_id: str) -> dict[str, Path]:
+    frames = plugin_output.read(run_dir / OUTPUT)
+    guest_log = (run_dir / "guest.log").read_text(errors="replace")
+    objects = ObjectMap.for_kernel(kernel_dir, guest_log)
+
+    stolen = frames["stolen"].assign(kind="read")
+    stolen = stolen.merge(data_locations(stolen, objects), on=["kind", "data"], how="left")
+    stolen = _with_code(_with_code(stolen, "pc", "", objects), "thief_pc", "thief_", objects)
+    rapw = _with_code(_with_code(frames["rapw"], "store_pc", "store_", objects),
+                      "load_pc", "load_", objects)
+    tables = {
+        "misses": attribute(raw_misses(frames["miss"]), kernel_dir, run_id, guest_log),
+        "instructions": instructions_table(frames["insn"], objects, run_id),
+        "coherence": stolen.drop(columns=["kind", "data"]).groupby(
+            [c for c in stolen.columns if c not in ("kind", "data", "count")],
+            as_index=False, sort=True)["count"].sum(),
+        "rapw": rapw.sort_values(["cpu", "store_pc", "load_pc"], ignore_index=True),
+        "roi": frames["roi"],
+    }
+    written = {}
+    for name, table in tables.items():
+        if "run" not in table.columns:
+            table = table.assign(run=run_id)[["run", *table.columns]]
+        path = run_dir / f"{name}.parquet"
+        table.to_parquet(path, index=False)
+        written[name] = path
+    return written
