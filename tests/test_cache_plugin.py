@@ -1,12 +1,18 @@
 """The hotline-cache plugin on the validation microbenchmarks (cachebench,
-smoke scale, 4 vCPUs, deterministic mode), against outcomes derived from
-the benchmark's code, and run twice for identical results."""
+smoke scale, 4 vCPUs, skylake-4core, deterministic mode), against outcomes
+derived from the benchmark's code and the system's caches, and run twice for
+bit-identical results tables.
+
+Each benchmark runs in its own region of interest.  The model sees only
+accesses inside regions of interest, so a line a benchmark's warm-up
+touched outside is still absent from the model's caches when it begins."""
 
 import subprocess
 
+import pandas as pd
 import pytest
 
-from hotline import paths
+from hotline import paths, specs
 from hotline.disk_image import compile_guest_program
 from hotline.experiment import run_experiment
 from hotline.workloads import load_workload
@@ -19,31 +25,35 @@ systems = ["skylake-4core"]
 workloads = [{ name = "cachebench", scale = "smoke" }]
 plugin = "hotline-cache"
 """
-# An insn record: insn, pc, kind, accesses, cycles, then the L1's outcome
-# counts in enum cm_outcome order, where coherence is outcome 5.
-L1_COHERENCE = 5 + 5
+TABLES = ("misses", "instructions", "coherence", "rapw", "roi")
+SMOKE = load_workload("cachebench").scales["smoke"]
 
 
 @pytest.fixture(scope="module")
-def outputs(tmp_path_factory):
+def runs(tmp_path_factory):
     require_tools("qemu-system-x86_64", "make", "gcc")
     tmp = tmp_path_factory.mktemp("cache")
     spec = tmp / "cache.toml"
     spec.write_text(SPEC)
-    texts = []
+    directories = []
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("HOTLINE_RESULTS", str(tmp / "results"))
-        for _ in range(2):
+        for i in range(2):
+            mp.setenv("HOTLINE_RESULTS", str(tmp / f"results-{i}"))
             (result,) = run_experiment(spec, rerun=True)
             assert result.failure is None, result.failure
-            texts.append((result.directory / "hotline-cache.out").read_text())
-    return texts
+            directories.append(result.directory)
+    return directories
 
 
 @pytest.fixture(scope="module")
-def symbols(tmp_path_factory):
-    """cachebench's functions: compiled as the image compiles it, static, so
-    at the same addresses."""
+def tables(runs):
+    return {name: pd.read_parquet(runs[0] / f"{name}.parquet") for name in TABLES}
+
+
+@pytest.fixture(scope="module")
+def functions(tmp_path_factory):
+    """cachebench's functions: compiled as the image compiles it (static, not
+    position-independent), so at the same addresses as in the guest."""
     binary = tmp_path_factory.mktemp("cb") / "cachebench"
     compile_guest_program(paths.DISK_IMAGES / "workloads" / "cachebench" / "cachebench.c", binary)
     out = subprocess.run(["nm", "-S", str(binary)], capture_output=True, text=True,
@@ -52,34 +62,101 @@ def symbols(tmp_path_factory):
             if len(f) == 4}
 
 
-def records(text, kind):
-    return [line.split("\t") for line in text.splitlines() if line.startswith(kind + "\t")]
+def within(table, functions, name, column="pc"):
+    start, size = functions[name]
+    return table[(table[column] >= start) & (table[column] < start + size)]
 
 
-def test_deterministic_runs_are_identical(outputs):
-    first, second = outputs
-    assert sorted(first.splitlines()) == sorted(second.splitlines())
+def busiest(tables, functions, name, kind):
+    """The `kind` instruction of function `name` with the most accesses (its
+    loop's), as (pc, accesses)."""
+    insns = within(tables["instructions"], functions, name)
+    insns = insns[insns["kind"] == kind]
+    top = insns.loc[insns["accesses"].idxmax()]
+    return int(top["pc"]), int(top["accesses"])
 
 
-def test_store_byte_then_load_word_is_a_read_after_partial_write(outputs):
+def misses_at(tables, pc, level):
+    m = tables["misses"]
+    m = m[(m["pc"] == pc) & (m["level"] == level)]
+    return m.groupby("cause")["count"].sum().to_dict()
+
+
+def test_deterministic_runs_give_bit_identical_tables(runs):
+    for name in TABLES:
+        first, second = ((d / f"{name}.parquet").read_bytes() for d in runs)
+        assert first == second, f"{name}.parquet differs between two deterministic runs"
+
+
+def test_sweeps_miss_once_per_line_per_pass_beyond_each_capacity(tables, functions):
+    # One load per STRIDE (64) bytes, so one per line.  The small array
+    # (8 KiB) fits in the 32 KiB L1D: its first pass misses each of its
+    # lines once everywhere (compulsory), the second pass hits.  The large
+    # array (1 MiB) exceeds the 256 KiB L2 but fits the 8 MiB L3: every pass
+    # misses every line in L1D and L2 (compulsory, then capacity: an LRU
+    # cache of any associativity loses a cyclic sweep larger than itself),
+    # and only the first pass misses the L3.
+    line = 64
+    small = SMOKE["small_kib"] * 1024 // line
+    large = SMOKE["large_kib"] * 1024 // line
+    passes = SMOKE["passes"]
+    pc, accesses = busiest(tables, functions, "sweep", "read")
+    assert accesses == passes * (small + large)
+    assert misses_at(tables, pc, "L1D") == {"compulsory": small + large,
+                                            "capacity": (passes - 1) * large}
+    assert misses_at(tables, pc, "L2") == {"compulsory": small + large,
+                                           "capacity": (passes - 1) * large}
+    assert misses_at(tables, pc, "L3") == {"compulsory": small + large}
+
+
+def test_ping_pong_coherence_misses_equal_handoffs(tables, functions):
+    # H handoffs of one line.  Every wait of a player after the other's
+    # store misses on a line the other core took: H coherence misses, less
+    # the first wait of each player (player 0 reads its own store; player 1
+    # first reads the line before anyone wrote it: compulsory).  Each store
+    # then finds the line Shared (the other player read it): an upgrade.
+    handoffs = SMOKE["handoffs"]
+    spin, _ = busiest(tables, functions, "player", "read")
+    store, stores = busiest(tables, functions, "player", "write")
+    assert stores == handoffs
+    assert misses_at(tables, spin, "L1D") == {"compulsory": 1, "coherence": handoffs - 2}
+    # Player 0's first store finds the line Shared too (player 1 has read it).
+    assert misses_at(tables, store, "L1D") == {"upgrade": handoffs - 1}
+    thieves = within(tables["coherence"], functions, "player")
+    assert set(thieves["cpu"]) == {0, 1} and set(thieves["thief_cpu"]) == {0, 1}
+    assert (thieves["cpu"] != thieves["thief_cpu"]).all()
+    assert within(thieves, functions, "player", "thief_pc")["count"].sum() == handoffs - 2
+
+
+def test_false_sharing_pays_one_miss_and_one_upgrade_per_turn(tables, functions):
+    # Two threads increment their own counter, both in one line: a load and
+    # a store per increment.  However the scheduler interleaves them, in T
+    # turns (stretches of one thread running): each turn's first load misses
+    # (compulsory in each core's first turn, coherence later: the other core
+    # wrote), and each turn's first store upgrades, except in the first turn
+    # (the line came Exclusive: no other copy).  So loads miss T times, stores
+    # upgrade T - 1 times, and coherence misses are T - 2.
+    load, loads = busiest(tables, functions, "incrementer", "read")
+    store, stores = busiest(tables, functions, "incrementer", "write")
+    assert loads == stores == 2 * SMOKE["iterations"]
+    load_misses = misses_at(tables, load, "L1D")
+    turns = sum(load_misses.values())
+    assert turns >= 2 and load_misses.get("compulsory") == 2
+    assert load_misses.get("coherence", 0) == turns - 2
+    assert misses_at(tables, store, "L1D") == {"upgrade": turns - 1}
+
+
+def test_store_byte_then_load_word_is_a_read_after_partial_write(tables, functions):
     # storeload: each iteration stores a byte and then loads the 8-byte word
     # holding it, with nothing between: one event per iteration, all on one
-    # (store, load) pair of user instructions.
-    iterations = load_workload("cachebench").scales["smoke"]["iterations"]
-    user = [r for r in records(outputs[0], "rapw") if not r[1].startswith("0xffff")]
-    assert [int(r[3]) for r in user if int(r[3]) >= iterations] == [iterations]
+    # (store, load) pair of the benchmark's instructions.
+    pairs = within(tables["rapw"], functions, "storeload", "load_pc")
+    assert pairs["count"].tolist() == [SMOKE["iterations"]]
+    assert within(pairs, functions, "storeload", "store_pc")["count"].tolist() == \
+        [SMOKE["iterations"]]
 
 
-def test_ping_pong_coherence_misses_equal_handoffs(outputs, symbols):
-    # pingpong: H handoffs of one line.  Every wait of a player after the
-    # other's store misses on a line the other core took: H coherence misses,
-    # less the first wait of each player (player 0 reads its own store;
-    # player 1 first reads the line before anyone wrote it: compulsory).
-    handoffs = load_workload("cachebench").scales["smoke"]["handoffs"]
-    start, size = symbols["player"]
-    in_player = [r for r in records(outputs[0], "insn") if start <= int(r[1], 16) < start + size]
-    assert sum(int(r[L1_COHERENCE]) for r in in_player) == handoffs - 2
-    thieves = {(int(r[2]), int(r[3], 16)) for r in records(outputs[0], "stolen")
-               if start <= int(r[1], 16) < start + size}
-    assert {cpu for cpu, _ in thieves} == {0, 1}
-    assert all(start <= pc < start + size for _, pc in thieves)
+def test_roi_instructions_are_counted_per_cpu(tables):
+    cpus = specs.load_system("skylake-4core").cpus
+    assert tables["roi"]["cpu"].tolist() == list(range(cpus))
+    assert tables["roi"]["instructions"].sum() > SMOKE["handoffs"]

@@ -44,7 +44,8 @@ static void pin(int cpu)
 		die("pthread_setaffinity_np (needs at least 2 CPUs)");
 }
 
-static void sweep(long kib, long stride, long passes)
+/* Not inlined: the tests find each benchmark's instructions by its symbol. */
+static __attribute__((noinline)) void sweep(long kib, long stride, long passes)
 {
 	long bytes = kib << 10, sum = 0;
 	volatile char *a = aligned_alloc(4096, bytes);
@@ -79,7 +80,7 @@ static void *player(void *arg)
 	return NULL;
 }
 
-static void pingpong(long n)
+static __attribute__((noinline)) void pingpong(long n)
 {
 	pthread_t t;
 
@@ -113,7 +114,7 @@ static void *incrementer(void *arg)
 	return NULL;
 }
 
-static void falseshare(long n)
+static __attribute__((noinline)) void falseshare(long n)
 {
 	pthread_t t;
 
@@ -130,7 +131,7 @@ static void falseshare(long n)
 	       (long)shared.counter[0], (long)shared.counter[1]);
 }
 
-static void storeload(long n)
+static __attribute__((noinline)) void storeload(long n)
 {
 	static uint64_t word __attribute__((aligned(64)));
 	uint64_t sum = 0, v;

@@ -1,0 +1,56 @@
+"""Symbolization through binutils, on a small program compiled here with
+debug info: the function and offset of an address, its source line and its
+disassembly, and the disassembly of bytes given directly."""
+
+import subprocess
+
+import pytest
+
+from hotline.results.symbols import Symbolizer, disassemble_bytes
+from tests.conftest import require_tools
+
+SOURCE = """\
+long counter;
+
+long bump(long by)
+{
+	counter += by;
+	return counter;
+}
+
+int main(void) { return (int)bump(1); }
+"""
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory):
+    require_tools("gcc", "nm", "addr2line", "objdump")
+    directory = tmp_path_factory.mktemp("sym")
+    (directory / "prog.c").write_text(SOURCE)
+    subprocess.run(["gcc", "-g", "-O1", "-fno-inline", "-o", "prog", "prog.c"],
+                   cwd=directory, check=True)
+    return directory / "prog"
+
+
+def test_function_offset_line_and_disassembly(program):
+    symbols = Symbolizer(program)
+    bump = symbols.function_named("bump")
+    assert bump is not None and bump.size > 0
+    assert symbols.function(bump.start + 1) == bump
+    assert symbols.function(bump.start + bump.size) != bump
+    # The first instruction of bump belongs to its opening line or its body.
+    line = symbols.source_lines([bump.start])[bump.start]
+    assert line.split(":")[0].endswith("prog.c") and int(line.split(":")[1]) in (4, 5)
+    listing = symbols.disassemble(bump.start, bump.start + bump.size)
+    assert min(listing) == bump.start
+    assert any(text.startswith("ret") for _, text in listing.values())
+    nm = subprocess.run(["nm", str(program)], capture_output=True, text=True).stdout
+    counter = next(int(f[0], 16) for f in map(str.split, nm.splitlines()) if f[-1] == "counter")
+    assert symbols.data_object(counter + 7).name == "counter"     # 8 bytes: +0 .. +7
+    beyond = symbols.data_object(counter + 8)
+    assert beyond is None or beyond.name != "counter"
+
+
+def test_bytes_are_disassembled_at_their_address():
+    assert disassemble_bytes(0x1000, "c60700") == "movb $0x0,(%rdi)"
+    assert disassemble_bytes(0xffffffff81000000, "f0802ffe") == "lock subb $0xfe,(%rdi)"
