@@ -17,6 +17,7 @@ and points GEM5 at the binary (gem5.opt for X86, v24.0).  Each run:
 """
 
 import dataclasses
+from functools import cache
 import json
 import os
 import shlex
@@ -35,7 +36,6 @@ from hotline.simulate import guest_log
 from hotline.simulate.qemu import Outcome
 from hotline.hashing import hash_file, hash_json
 from hotline.specs import ExperimentSpec, SystemSpec, load_system
-from hotline.tools import tool_version
 from hotline.workloads import load_workload
 
 ENV = "GEM5"
@@ -61,8 +61,17 @@ def gem5_binary() -> Path:
     return path
 
 
+@cache
+def _binary_identity(path: Path, mtime_ns: int) -> str:
+    return f"gem5 binary {path} sha256:{hash_file(path)}"
+
+
 def gem5_version() -> str:
-    return tool_version(str(gem5_binary()), "--version")
+    """The gem5 binary's identity for run keys.  gem5 has no --version
+    option, and a build's version string does not say how it was built, so
+    the binary's own hash is what names it."""
+    binary = gem5_binary()
+    return _binary_identity(binary, binary.stat().st_mtime_ns)
 
 
 def config_hash() -> str:
