@@ -19,12 +19,11 @@ import hotline
 from hotline import paths, specs
 from hotline.console import elapsed, phase, say
 from hotline.disk_image import DiskImage, build_image
-from hotline.errors import HotlineError
 from hotline.hashing import hash_file, hash_json
 from hotline.kernel.build import Kernel, build_kernel
 from hotline.plugins import Plugin, build_plugin, plugin_options
 from hotline.results.cache_tables import write_tables
-from hotline.simulate import qemu
+from hotline.simulate import gem5, qemu
 from hotline.workloads import load_workload
 
 
@@ -89,7 +88,10 @@ def run_inputs(run: PlannedRun, spec: specs.ExperimentSpec, system: specs.System
         "system": {"name": run.system, "sha256": hash_file(specs.system_path(run.system)),
                    "spec": system.model_dump()},
         "workload": {"name": run.workload, "scale": run.scale, "params": dict(run.params)},
-        "backend": {"name": spec.backend, "version": qemu.qemu_version(), "mode": spec.mode,
+        "backend": {"name": spec.backend, "mode": spec.mode,
+                    "version": gem5.gem5_version() if spec.backend == "gem5"
+                    else qemu.qemu_version(),
+                    "gem5_config": gem5.config_hash() if spec.backend == "gem5" else None,
                     "plugin": plugin.manifest() if plugin else None},
         "kernel_command_line": append,
         "repeat": run.repeat,
@@ -99,7 +101,8 @@ def run_inputs(run: PlannedRun, spec: specs.ExperimentSpec, system: specs.System
 def execute(run: PlannedRun, spec: specs.ExperimentSpec, spec_path: Path, kernel: Kernel,
             image: DiskImage, plugin: Plugin | None, out_dir: Path, rerun: bool) -> RunResult:
     system = specs.load_system(run.system)
-    append = qemu.kernel_command_line([(run.workload, dict(run.params))], spec.root)
+    append = qemu.kernel_command_line([(run.workload, dict(run.params))], spec.root,
+                                      markers="m5" if spec.backend == "gem5" else "nop")
     inputs = run_inputs(run, spec, system, kernel, image, plugin, append)
     key = hash_json(inputs)
     final = out_dir / run.run_id
@@ -112,26 +115,14 @@ def execute(run: PlannedRun, spec: specs.ExperimentSpec, spec_path: Path, kernel
     work = out_dir / f".{run.run_id}.running"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    # QEMU runs in the run directory and names its outputs relative to it,
-    # so command.sh stays valid after the directory is renamed.
-    scratch = load_workload(run.workload).scratch_disks
-    disks = qemu.make_scratch_disks(work, scratch.count(dict(run.params)),
-                                    scratch.size_mib(dict(run.params))) if scratch else ()
-    cmd = qemu.command(bzimage=kernel.bzimage, image=image, root=spec.root, cpus=system.cpus,
-                       memory_mib=system.memory_mib, cpu_model=system.qemu.cpu_model,
-                       mode=spec.mode, append=append, serial_log=Path(qemu.SERIAL_LOG),
-                       plugin_args=(plugin.qemu_argument(
-                           Path(f"{plugin.name}.out"),
-                           plugin_options(plugin.name, system, kernel.directory, spec.mode)),)
-                       if plugin else (), scratch_disks=disks)
-    say(f"run {run.run_id}: booting {system.cpus} vCPUs ({spec.mode} mode)")
-    try:
-        outcome = qemu.run(cmd, work, cpus=system.cpus, workloads=[run.workload],
-                           timeout_s=spec.timeout_s, label=f"run {run.run_id}")
-    finally:
-        # What the workload wrote is not a result, and can be gigabytes.
-        for disk in disks:
-            (work / disk).unlink(missing_ok=True)
+    backend_account = None
+    if spec.backend == "gem5":
+        outcome, backend_account = gem5.simulate(
+            work, run_id=run.run_id, system=system, kernel_dir=kernel.directory,
+            vmlinux=kernel.vmlinux, disk_image=image.path, append=append,
+            workloads=[run.workload], timeout_s=spec.timeout_s)
+    else:
+        outcome = _run_qemu(run, spec, system, kernel, image, plugin, append, work)
     tables = {}
     if outcome.failure is None and plugin and plugin.name == "hotline-cache":
         with phase(f"run {run.run_id}: results tables"):
@@ -150,6 +141,7 @@ def execute(run: PlannedRun, spec: specs.ExperimentSpec, spec_path: Path, kernel
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "wall_seconds": round(outcome.wall_s, 1),
         "tables": {name: path.name for name, path in tables.items()},
+        "gem5": backend_account,
         "guest": {"cpus_brought_up": outcome.report.cpus_brought_up,
                   "cpus_online": outcome.report.cpus_online,
                   "summary": outcome.report.summaries.get(run.workload)},
@@ -172,12 +164,37 @@ def execute(run: PlannedRun, spec: specs.ExperimentSpec, spec_path: Path, kernel
     return RunResult(run.run_id, target, outcome.failure)
 
 
+def _run_qemu(run: PlannedRun, spec: specs.ExperimentSpec, system: specs.SystemSpec,
+              kernel: Kernel, image: DiskImage, plugin: Plugin | None, append: str,
+              work: Path) -> qemu.Outcome:
+    # QEMU runs in the run directory and names its outputs relative to it,
+    # so command.sh stays valid after the directory is renamed.
+    scratch = load_workload(run.workload).scratch_disks
+    disks = qemu.make_scratch_disks(work, scratch.count(dict(run.params)),
+                                    scratch.size_mib(dict(run.params))) if scratch else ()
+    cmd = qemu.command(bzimage=kernel.bzimage, image=image, root=spec.root, cpus=system.cpus,
+                       memory_mib=system.memory_mib, cpu_model=system.qemu.cpu_model,
+                       mode=spec.mode, append=append, serial_log=Path(qemu.SERIAL_LOG),
+                       plugin_args=(plugin.qemu_argument(
+                           Path(f"{plugin.name}.out"),
+                           plugin_options(plugin.name, system, kernel.directory, spec.mode)),)
+                       if plugin else (), scratch_disks=disks)
+    say(f"run {run.run_id}: booting {system.cpus} vCPUs ({spec.mode} mode)")
+    try:
+        outcome = qemu.run(cmd, work, cpus=system.cpus, workloads=[run.workload],
+                           timeout_s=spec.timeout_s, label=f"run {run.run_id}")
+    finally:
+        # What the workload wrote is not a result, and can be gigabytes.
+        for disk in disks:
+            (work / disk).unlink(missing_ok=True)
+    return outcome
+
+
 def run_experiment(spec_path: Path, *, rerun: bool = False,
                    kernel_source: str | None = None) -> list[RunResult]:
     spec = specs.load_experiment(spec_path)
-    if spec.backend != "qemu":
-        raise HotlineError(f"{spec_path}: backend '{spec.backend}' is not implemented yet; "
-                           "use backend = \"qemu\"")
+    if spec.backend == "gem5":
+        gem5.check_experiment(spec, spec_path)  # before anything is built
     runs = plan(spec)
     say(f"experiment {spec_path.stem}: {len(runs)} run(s): {len(spec.variants)} variant(s) x "
         f"{len(spec.workloads)} workload(s) x {len(spec.systems)} system(s) x "

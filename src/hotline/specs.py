@@ -73,6 +73,15 @@ class QemuSettings(Strict):
     cpu_model: str = "max,la57=off"
 
 
+class Gem5Settings(Strict):
+    """How the gem5 backend builds this machine (configs/gem5/)."""
+    clock_ghz: float = Field(default=3.0, gt=0)
+    boot_cpu: Literal["atomic", "kvm"] = "atomic"
+    roi_cpu: Literal["o3", "timing"] = "o3"
+    caches: Literal["classic", "ruby-mesi-two-level"] = "classic"
+    memory: Literal["ddr4-2400", "simple"] = "ddr4-2400"
+
+
 class SystemSpec(Strict):
     description: str
     cpus: int = Field(ge=1, le=64)
@@ -81,6 +90,7 @@ class SystemSpec(Strict):
     latency: Latency
     store_buffer: StoreBuffer = StoreBuffer()
     qemu: QemuSettings = QemuSettings()
+    gem5: Gem5Settings = Gem5Settings()
 
 
 class WorkloadRef(Strict):
@@ -100,6 +110,15 @@ class ExperimentSpec(Strict):
     variants: list[str] = Field(min_length=1)
     systems: list[str] = Field(min_length=1)
     workloads: list[WorkloadRef] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _gem5_boots_from_disk(self):
+        # gem5's X86Board boots from the IDE disk and runs no QEMU plugin.
+        if self.backend == "gem5" and self.root != "disk":
+            raise ValueError('backend "gem5" boots from the disk image: set root = "disk"')
+        if self.backend == "gem5" and self.plugin is not None:
+            raise ValueError('plugin is a QEMU plugin; backend "gem5" takes none')
+        return self
 
 
 def _allowed_keys(model: type[BaseModel], loc: tuple) -> list[str]:

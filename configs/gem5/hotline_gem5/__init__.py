@@ -1,0 +1,3 @@
+"""hotline's components for gem5 v24.0's standard library: the monitored
+cache hierarchy, the region-of-interest exit handlers, and the build checks.
+Imported by configs/gem5/hotline_x86.py, inside gem5's Python."""

@@ -1,0 +1,76 @@
+"""Reads after partial writes, from the O3 CPU's LSQUnit debug trace.
+
+When a load overlaps an older store in the store queue that does not cover
+it, gem5's O3 LSQ cannot forward: it reschedules the load until the store
+has written the cache (LSQUnit::read in gem5 v24.0's src/cpu/o3/lsq_unit.cc,
+the PartialAddrRangeCoverage case, counted in the rescheduledLoads stat
+together with strictly ordered loads).  Its debug trace says so:
+
+    TICK: UNIT: Load-store forwarding mis-match. Store idx S to load addr A
+
+where UNIT is the core's ".iew.lsq.threadN".  Neither PC is on that line, so
+each unit's trace is followed:
+
+    Inserting load PC (PC=>NPC).(U=>NU), idx:I [sn:N]    load entry I+1 is PC
+    Inserting store PC (PC=>NPC).(U=>NU), idx:I [sn:N]   store entry I+1 is PC
+    Read called, load idx: I, store idx: ..., ...        load entry I+1 reads
+
+(the insert lines print the queue's tail before it grows, and "Read called"
+prints the load's index minus one, so both show I for entry I+1; the
+mis-match line prints the store's own index S).  LSQUnit::read prints "Read
+called" and then, with no other line of that unit in between, the mis-match.
+A replayed load is reported each time it is replayed.
+
+hotline's config turns the LSQUnit flag on only inside regions of interest.
+"""
+
+import gzip
+import re
+from collections import Counter
+from pathlib import Path
+
+import pandas as pd
+
+PARTIAL = {"cpu": "int16", "store_pc": "uint64", "load_pc": "uint64", "count": "int64"}
+
+_PREFIX = re.compile(r"^\s*\d+: (\S+): (.*)$")
+_INSERT = re.compile(r"^Inserting (load|store) PC \((0x[0-9a-fA-F]+)=>.*idx:(-?\d+) \[sn:")
+_READ = re.compile(r"^Read called, load idx: (-?\d+),")
+_MISMATCH = re.compile(r"^Load-store forwarding mis-match\. Store idx (-?\d+) to load addr")
+_CPU = re.compile(r"\.(?:switch|start)(\d*)\.core\.")
+
+
+def _cpu(unit: str) -> int:
+    m = _CPU.search(unit)
+    return int(m.group(1) or 0) if m else -1
+
+
+def count_partial_overlaps(lines) -> pd.DataFrame:
+    """Replays of loads that partially overlap an older store, per (cpu, store
+    PC, load PC); a PC hotline could not find is 0."""
+    loads: dict[str, dict[int, int]] = {}
+    stores: dict[str, dict[int, int]] = {}
+    reading: dict[str, int] = {}
+    counts: Counter = Counter()
+    for line in lines:
+        m = _PREFIX.match(line)
+        if not m:
+            continue
+        unit, message = m.groups()
+        if (i := _INSERT.match(message)) is not None:
+            table = loads if i.group(1) == "load" else stores
+            table.setdefault(unit, {})[int(i.group(3)) + 1] = int(i.group(2), 16)
+        elif (r := _READ.match(message)) is not None:
+            reading[unit] = int(r.group(1)) + 1
+        elif (x := _MISMATCH.match(message)) is not None:
+            load_pc = loads.get(unit, {}).get(reading.get(unit, -1), 0)
+            store_pc = stores.get(unit, {}).get(int(x.group(1)), 0)
+            counts[(_cpu(unit), store_pc, load_pc)] += 1
+    rows = [(*key, n) for key, n in sorted(counts.items())]
+    return pd.DataFrame(rows, columns=list(PARTIAL)).astype(PARTIAL)
+
+
+def read_lsq_trace(path: Path) -> pd.DataFrame:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", errors="replace") as f:
+        return count_partial_overlaps(f)

@@ -1,0 +1,67 @@
+"""Guest physical addresses (what gem5's packet traces hold) back to the
+kernel virtual addresses that hotline's attribution understands.
+
+Two mappings are known without the guest's page tables:
+- the kernel image: gem5 loads vmlinux's PT_LOAD segments at their physical
+  addresses (p_paddr), and a non-relocatable kernel runs where it was
+  linked, so a physical address inside a segment maps to the same offset in
+  its p_vaddr (read from the ELF, not assumed).  The zero-based per-CPU
+  segment is skipped: the per-CPU areas the kernel uses are copies elsewhere.
+- the direct map: every other RAM address p is also mapped at
+  page_offset_base + p (page_offset_base from the kernel's layout.json).
+
+What cannot be mapped: an address is given its kernel-image alias if it has
+one and its direct-map alias otherwise, so data the kernel reaches through
+other mappings shows up under the direct map: above all the struct pages
+(vmemmap: its backing pages are allocated at boot and mapped with page
+tables hotline cannot see), vmalloc'd memory and stacks, per-CPU areas, and
+user memory (given as 0 when the instruction is in user space).
+"""
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from elftools.elf.elffile import ELFFile
+
+from hotline.errors import HotlineError
+
+KERNEL_SPACE = 0xFFFF800000000000
+
+
+@dataclass(frozen=True)
+class Segment:
+    paddr: int
+    vaddr: int
+    size: int
+
+
+@dataclass(frozen=True)
+class PhysicalMap:
+    segments: tuple[Segment, ...]
+    page_offset_base: int
+
+    def virtual(self, paddr: int) -> int:
+        for s in self.segments:
+            if s.paddr <= paddr < s.paddr + s.size:
+                return s.vaddr + (paddr - s.paddr)
+        return self.page_offset_base + paddr
+
+
+def kernel_segments(vmlinux: Path) -> tuple[Segment, ...]:
+    with open(vmlinux, "rb") as f:
+        elf = ELFFile(f)
+        return tuple(Segment(seg["p_paddr"], seg["p_vaddr"], seg["p_memsz"])
+                     for seg in elf.iter_segments()
+                     if seg["p_type"] == "PT_LOAD" and seg["p_vaddr"] >= KERNEL_SPACE)
+
+
+def load(kernel_dir: Path) -> PhysicalMap:
+    layout_path = kernel_dir / "layout.json"
+    try:
+        layout = json.loads(layout_path.read_text())
+        page_offset_base = int(layout["symbols"]["page_offset_base"], 16)
+    except (OSError, KeyError, ValueError) as e:
+        raise HotlineError(f"{layout_path}: no page_offset_base ({e}); rebuild the kernel") \
+            from None
+    return PhysicalMap(kernel_segments(kernel_dir / "vmlinux"), page_offset_base)

@@ -1,0 +1,54 @@
+"""Reads after partial writes from the O3 LSQUnit debug trace, on lines
+written in the shape of gem5 v24.0's DPRINTFs (src/cpu/o3/lsq_unit.cc)."""
+
+import gzip
+
+from hotline.gem5.lsq_trace import count_partial_overlaps, read_lsq_trace
+
+U0 = "board.processor.switch0.core.iew.lsq.thread0"
+U1 = "board.processor.switch1.core.iew.lsq.thread0"
+STORE, LOAD, OTHER = 0xFFFFFFFF81200000, 0xFFFFFFFF81200004, 0xFFFFFFFF81300000
+
+
+def pc(value):
+    return f"(0x{value:x}=>0x{value + 4:x}).(0=>1)"
+
+
+TRACE = f"""\
+ 100000: {U0}: Inserting store PC {pc(STORE)}, idx:4 [sn:100]
+ 100000: {U0}: Inserting load PC {pc(LOAD)}, idx:9 [sn:101]
+ 100000: {U1}: Inserting store PC {pc(OTHER)}, idx:9 [sn:7]
+ 100000: {U1}: Inserting load PC {pc(OTHER + 8)}, idx:4 [sn:8]
+ 100500: {U0}: Executing load PC {pc(LOAD)}, [sn:101]
+ 100500: {U0}: Read called, load idx: 9, store idx: 5, storeHead: 3 addr: 0x1234
+ 100500: {U1}: Read called, load idx: 4, store idx: 10, storeHead: 9 addr: 0x2000
+ 100500: {U0}: Load-store forwarding mis-match. Store idx 5 to load addr 0xffff888000001000
+ 100500: {U1}: Forwarding from store idx 10 to load to addr 0x2000
+ 101000: {U0}: Read called, load idx: 9, store idx: 5, storeHead: 3 addr: 0x1234
+ 101000: {U0}: Load-store forwarding mis-match. Store idx 5 to load addr 0xffff888000001000
+ 101500: {U1}: Load-store forwarding mis-match. Store idx 10 to load addr 0x2000
+ 102000: {U0}: Load-store forwarding mis-match. Store idx 77 to load addr 0x3000
+some line that is not a debug line
+"""
+
+
+def test_pairs_by_hand():
+    frame = count_partial_overlaps(TRACE.splitlines())
+    rows = [tuple(r) for r in frame.itertuples(index=False)]
+    assert rows == [
+        (0, 0, LOAD, 1),            # store index 77 was never inserted in the trace
+        (0, STORE, LOAD, 2),        # the same load replayed twice
+        (1, OTHER, OTHER + 8, 1),
+    ]
+
+
+def test_gzip_file(tmp_path):
+    path = tmp_path / "lsq.trace.gz"
+    with gzip.open(path, "wt") as f:
+        f.write(TRACE)
+    assert read_lsq_trace(path)["count"].sum() == 4
+
+
+def test_empty_trace():
+    frame = count_partial_overlaps([])
+    assert frame.empty and list(frame.columns) == ["cpu", "store_pc", "load_pc", "count"]

@@ -1,0 +1,173 @@
+"""gem5 packet traces: hotline's .proto against gem5's field numbers and wire
+format, reading and writing trace files, and the aggregation of traced
+misses per instruction, on traces written here with hand-worked results."""
+
+import gzip
+
+import pytest
+
+from hotline.errors import HotlineError
+from hotline.gem5 import packet_trace as pt
+from hotline.gem5.physical_map import PhysicalMap, Segment
+from hotline.gem5.trace_misses import Monitor, aggregate
+
+# gem5 v24.0 src/proto/packet.proto, field by field.
+GEM5_FIELDS = {
+    "PacketHeader": {"obj_id": 1, "ver": 2, "tick_freq": 3, "id_strings": 4},
+    "IdStringEntry": {"key": 1, "value": 2},
+    "Packet": {"tick": 1, "cmd": 2, "addr": 3, "size": 4, "flags": 5, "pkt_id": 6, "pc": 7},
+}
+
+
+def test_proto_field_numbers_are_gem5s():
+    header, packet = pt.message_classes()
+    entry = header.DESCRIPTOR.nested_types_by_name["IdStringEntry"]
+    for descriptor in (header.DESCRIPTOR, packet.DESCRIPTOR, entry):
+        numbers = {f.name: f.number for f in descriptor.fields}
+        assert numbers == GEM5_FIELDS[descriptor.name]
+
+
+def test_wire_bytes_by_hand():
+    header, packet = pt.message_classes()
+    # field 1 varint 1, field 2 varint 1, field 3 varint 64, field 4 varint 64
+    assert packet(tick=1, cmd=1, addr=64, size=64).SerializeToString() == \
+        bytes([0x08, 0x01, 0x10, 0x01, 0x18, 0x40, 0x20, 0x40])
+    # field 1 string "m", field 3 varint 1000 (e8 07)
+    assert header(obj_id="m", tick_freq=1000).SerializeToString() == \
+        bytes([0x0A, 0x01, 0x6D, 0x18, 0xE8, 0x07])
+
+
+def test_mem_cmd_numbers():
+    # Spot checks against gem5 v24.0's MemCmd::Command order.
+    assert (pt.CMD["ReadReq"], pt.CMD["WriteReq"], pt.CMD["WritebackDirty"]) == (1, 4, 7)
+    assert (pt.CMD["UpgradeReq"], pt.CMD["ReadExReq"], pt.CMD["ReadSharedReq"]) == (17, 22, 25)
+    assert pt.CMD["LockedRMWReadReq"] == 30
+
+
+@pytest.mark.parametrize("name", ["t.trc", "t.trc.gz"])
+def test_round_trip(tmp_path, name):
+    path = tmp_path / name
+    header = pt.Header("board.cache_hierarchy.l1d_monitors0.request_trace", 10**12,
+                       {0: "board.processor.switch0.core.data", 1: "writebacks"})
+    packets = [{"tick": t, "cmd": 25, "addr": 64 * t, "size": 64, "flags": 0, "pkt_id": 0,
+                "pc": 0xFFFFFFFF81000000 + t} for t in range(300)]
+    pt.write_trace(path, header, packets)
+    if name.endswith(".gz"):
+        assert gzip.open(path).read(4) == b"gem5"
+    else:
+        assert path.read_bytes()[:4] == b"gem5"
+    got_header, got = pt.read_trace(path)
+    assert got_header == header
+    got = list(got)
+    assert [p.tick for p in got] == list(range(300))
+    assert got[7].pc == 0xFFFFFFFF81000007 and got[7].addr == 448
+
+
+def test_packet_without_pc_has_no_pc(tmp_path):
+    path = tmp_path / "t.trc"
+    pt.write_trace(path, pt.Header("x", 1, {}),
+                   [{"tick": 1, "cmd": 7, "addr": 0, "size": 64}])
+    _, packets = pt.read_trace(path)
+    assert not next(packets).HasField("pc")
+
+
+def test_bad_and_cut_files(tmp_path):
+    bad = tmp_path / "bad.trc"
+    bad.write_bytes(b"gem4....")
+    with pytest.raises(HotlineError, match="no 'gem5' magic"):
+        pt.read_trace(bad)
+    cut = tmp_path / "cut.trc"
+    pt.write_trace(cut, pt.Header("x", 1, {}),
+                   [{"tick": t, "cmd": 1, "addr": 0, "size": 8} for t in range(1, 4)])
+    cut.write_bytes(cut.read_bytes()[:-3])
+    _, packets = pt.read_trace(cut)
+    with pytest.raises(HotlineError, match="cut short"):
+        list(packets)
+
+
+# --- aggregation ------------------------------------------------------------
+
+K1, K2, K3 = 0xFFFFFFFF81100000, 0xFFFFFFFF81100010, 0xFFFFFFFF81100020
+USER = 0x401000
+DIRECT = 0xFFFF888000000000
+PHYSICAL = PhysicalMap((Segment(paddr=0x1000000, vaddr=0xFFFFFFFF81000000, size=0x200000),),
+                       page_offset_base=DIRECT)
+C = pt.CMD
+
+
+def req(tick, cmd, addr, pc=None, flags=0, pkt_id=5):
+    p = {"tick": tick, "cmd": cmd, "addr": addr, "size": 64, "flags": flags, "pkt_id": pkt_id}
+    if pc is not None:
+        p["pc"] = pc
+    return p
+
+
+def test_aggregate_by_hand(tmp_path):
+    header = pt.Header("m", 10**12, {5: "board.processor.switch0.core.data"})
+    l1d_req = [
+        req(500, C["ReadSharedReq"], 0x2000000, K1),                  # before the region
+        req(2000, C["ReadSharedReq"], 0x2000040, K1),                 # read, direct map
+        req(3000, C["ReadSharedReq"], 0x2000040, K1),                 # same again
+        req(4000, C["ReadExReq"], 0x1000080, K2, flags=pt.FLAG_LOCKED_RMW),  # rmw, kernel image
+        req(4500, C["UpgradeReq"], 0x3000000, K3),                    # write, upgrade
+        req(5000, C["WritebackDirty"], 0x5000000),                    # not a miss
+        req(5500, C["ReadSharedReq"], 0x6000000, flags=pt.FLAG_PT_WALK),  # no PC
+        req(6000, C["ReadSharedReq"], 0x4000000, USER),               # user: data 0
+        req(200000, C["ReadSharedReq"], 0x2000000, K1),               # after the region
+    ]
+    l1d_resp = [
+        req(600, C["ReadResp"], 0x2000000),       # answers the request before the region
+        req(5000, C["ReadResp"], 0x2000040),      # 3000 ticks after tick 2000
+        req(6500, C["UpgradeResp"], 0x3000000),   # 2000 ticks
+        req(9000, C["ReadResp"], 0x2000040),      # 6000 ticks after tick 3000
+    ]
+    l2_req = [
+        req(2100, C["ReadSharedReq"], 0x1100000, K1, flags=pt.FLAG_INST_FETCH),
+        req(2200, C["HardPFReq"], 0x7000000, flags=pt.FLAG_PREFETCH),
+        req(2300, C["ReadReq"], 0xFEE00000, K1, flags=pt.FLAG_UNCACHEABLE),
+    ]
+    l2_resp = [req(42100, C["ReadResp"], 0x1100000)]   # 40000 ticks
+    files = {}
+    for name, packets in (("l1d.req", l1d_req), ("l1d.resp", l1d_resp), ("l2.req", l2_req),
+                          ("l2.resp", l2_resp)):
+        files[name] = tmp_path / f"{name}.trc.gz"
+        pt.write_trace(files[name], header, packets)
+    monitors = [Monitor(0, "L1D", files["l1d.req"], files["l1d.resp"]),
+                Monitor(0, "L2", files["l2.req"], files["l2.resp"])]
+
+    # 1 GHz: 1000 ticks a cycle.
+    frame, summary = aggregate(monitors, [(1000, 100000)], PHYSICAL, clock_hz=1e9)
+
+    rows = [tuple(r) for r in frame.itertuples(index=False)]
+    assert rows == [
+        (0, USER, "read", 0, "L1D", "", 1, 0),
+        (0, K1, "read", DIRECT + 0x2000040, "L1D", "", 2, 9),
+        (0, K2, "rmw", 0xFFFFFFFF81000080, "L1D", "", 1, 0),
+        (0, K3, "write", DIRECT + 0x3000000, "L1D", "upgrade", 1, 2),
+        (0, K1, "fetch", 0, "L2", "", 1, 40),
+    ]
+    assert list(frame.columns) == ["cpu", "pc", "kind", "data", "level", "cause", "count",
+                                   "cycles"]
+    assert str(frame.pc.dtype) == "uint64" and str(frame.data.dtype) == "uint64"
+    assert (summary.misses, summary.matched_responses) == (6, 4)
+    assert (summary.without_pc, summary.writebacks, summary.prefetches,
+            summary.uncacheable) == (1, 1, 1, 1)
+
+
+def test_aggregate_two_regions_and_open_end(tmp_path):
+    header = pt.Header("m", 10**12, {})
+    path = tmp_path / "r.trc"
+    pt.write_trace(path, header, [req(t, C["ReadSharedReq"], 0x100000, K1)
+                                  for t in (10, 150, 250, 350, 450)])
+    frame, _ = aggregate([Monitor(1, "L2", path, None)], [(100, 200), (300, 400)], PHYSICAL,
+                         clock_hz=1e9)
+    assert frame["count"].tolist() == [2] and frame["cpu"].tolist() == [1]
+    frame, _ = aggregate([Monitor(1, "L2", path, None)], [(300, None)], PHYSICAL, clock_hz=1e9)
+    assert frame["count"].tolist() == [2]
+
+
+def test_physical_map():
+    assert PHYSICAL.virtual(0x1000000) == 0xFFFFFFFF81000000
+    assert PHYSICAL.virtual(0x11FFFC0) == 0xFFFFFFFF811FFFC0
+    assert PHYSICAL.virtual(0x1200000) == DIRECT + 0x1200000   # past the segment
+    assert PHYSICAL.virtual(0x40) == DIRECT + 0x40

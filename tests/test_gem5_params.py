@@ -1,0 +1,162 @@
+"""The gem5 backend's translation of system specs and runs into what
+configs/gem5/hotline_x86.py is given, checked value by value, and its
+checks that need no gem5 binary."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hotline import paths, specs
+from hotline.errors import HotlineError
+from hotline.gem5 import params
+from hotline.simulate import gem5, qemu
+
+APPEND = qemu.kernel_command_line([("forkstorm", {"instances": 4, "iterations": 10})], "disk",
+                                  markers="m5")
+
+
+def translate(system: specs.SystemSpec) -> dict:
+    return params.config_params(system, vmlinux=Path("/k/vmlinux"),
+                                disk_image=Path("/i/disk.img"), kernel_args=APPEND)
+
+
+def with_gem5(system: specs.SystemSpec, **settings) -> specs.SystemSpec:
+    return system.model_copy(update={"gem5": specs.Gem5Settings(**settings)})
+
+
+def test_skylake_classic_caches():
+    p = translate(specs.load_system("skylake-4core"))
+    assert p["cpus"] == 4 and p["clock"] == "3GHz"
+    assert p["boot_cpu"] == "atomic" and p["roi_cpu"] == "o3"
+    c = p["caches"]
+    assert c["kind"] == "classic" and c["line_bytes"] == 64
+    # Load-to-use 4 / 12 / 42 cycles: each level adds its step over the one above.
+    assert c["l1d"] == {"size": "32KiB", "assoc": 8, "tag_latency": 4, "data_latency": 4,
+                        "response_latency": 1, "mshrs": 16, "tgts_per_mshr": 20}
+    assert c["l1i"]["size"] == "32KiB" and c["l1i"]["tag_latency"] == 4
+    assert c["l2"] == {"size": "256KiB", "assoc": 4, "tag_latency": 8, "data_latency": 8,
+                       "response_latency": 1, "mshrs": 20, "tgts_per_mshr": 12,
+                       "clusivity": "mostly_incl", "writeback_clean": False}
+    assert c["l3"] == {"size": "8MiB", "assoc": 16, "tag_latency": 30, "data_latency": 30,
+                       "response_latency": 1, "mshrs": 32, "tgts_per_mshr": 16,
+                       "clusivity": "mostly_incl", "writeback_clean": False}
+    assert p["memory"] == {"kind": "ddr4-2400", "size": "1024MiB"}
+    assert p["packet_traces"] is True and p["lsq_trace"] is True
+
+
+def test_pentium3_has_no_l3():
+    c = translate(specs.load_system("pentium3-4way"))["caches"]
+    assert c["l3"] is None
+    assert c["l1d"]["size"] == "16KiB" and c["l1d"]["assoc"] == 4
+    assert c["l2"]["size"] == "512KiB" and c["l2"]["tag_latency"] == 7   # 10 - 3
+
+
+def test_kernel_image_and_command_line():
+    p = translate(specs.load_system("skylake-4core"))
+    assert p["vmlinux"] == "/k/vmlinux" and p["disk_image"] == "/i/disk.img"
+    args = p["kernel_args"]
+    for word in ("console=ttyS0", "root=/dev/sda", "ro", "init=/init", "nokaslr", "no5lvl",
+                 "hotline.markers=m5", "hotline.workload=forkstorm",
+                 "hotline.arg.forkstorm.instances=4", "hotline.arg.forkstorm.iterations=10",
+                 "lpj=7999923"):
+        assert word in args
+    assert "rdinit=/init" not in args
+
+
+def test_exclusive_l3_is_mostly_exclusive():
+    system = specs.load_system("skylake-4core")
+    system = system.model_copy(update={"caches": system.caches.model_copy(
+        update={"inclusion": "exclusive"})})
+    c = translate(system)["caches"]
+    assert c["l3"]["clusivity"] == "mostly_excl"
+    assert c["l2"]["writeback_clean"] is True
+
+
+def test_ruby_mesi_two_level():
+    p = translate(with_gem5(specs.load_system("pentium3-4way"), caches="ruby-mesi-two-level"))
+    # No L3: the shared L2 is the private L2s' total, one bank per core.
+    assert p["caches"] == {"kind": "ruby-mesi-two-level", "line_bytes": 64,
+                           "l1i_size": "16KiB", "l1i_assoc": 4, "l1d_size": "16KiB",
+                           "l1d_assoc": 4, "l2_size": "2MiB", "l2_assoc": 8,
+                           "num_l2_banks": 4}
+    assert p["packet_traces"] is False
+    p = translate(with_gem5(specs.load_system("skylake-4core"), caches="ruby-mesi-two-level"))
+    assert (p["caches"]["l2_size"], p["caches"]["l2_assoc"]) == ("8MiB", 16)
+
+
+def test_simple_memory_and_timing_cpu():
+    p = translate(with_gem5(specs.load_system("skylake-4core"), memory="simple",
+                            roi_cpu="timing", clock_ghz=2.5))
+    assert p["memory"] == {"kind": "simple", "size": "1024MiB", "latency": "100ns",
+                           "latency_var": "0ns", "bandwidth": "32GiB/s"}   # 250 cycles / 2.5 GHz
+    assert p["clock"] == "2.5GHz" and p["roi_cpu"] == "timing" and p["lsq_trace"] is False
+
+
+def test_kvm_boot_refused_with_reason():
+    with pytest.raises(HotlineError, match="address-based m5ops"):
+        translate(with_gem5(specs.load_system("skylake-4core"), boot_cpu="kvm"))
+
+
+def test_memory_above_x86board_limit_refused():
+    system = specs.load_system("skylake-4core").model_copy(update={"memory_mib": 4096})
+    with pytest.raises(HotlineError, match="3072 MiB"):
+        translate(system)
+
+
+def test_params_are_json():
+    p = translate(specs.load_system("skylake-4core"))
+    assert json.loads(json.dumps(p)) == p
+
+
+def test_gem5_command_line():
+    cmd = gem5.command(Path("/opt/gem5/build/X86/gem5.opt"), lsq_trace_on=True)
+    assert cmd == ["/opt/gem5/build/X86/gem5.opt", "--outdir=gem5", "--listener-mode=off",
+                   "--debug-file=lsq.trace.gz", str(paths.CONFIGS / "gem5" / "hotline_x86.py"),
+                   "--params", "gem5-params.json"]
+    assert "--debug-file=lsq.trace.gz" not in gem5.command(Path("g"), lsq_trace_on=False)
+
+
+def test_missing_gem5_names_the_variable(monkeypatch):
+    monkeypatch.delenv("GEM5", raising=False)
+    with pytest.raises(HotlineError, match=r"needs GEM5: .*gem5\.opt.*v24\.0.*building"):
+        gem5.gem5_binary()
+    monkeypatch.setenv("GEM5", "/nonexistent/gem5.opt")
+    with pytest.raises(HotlineError, match="not an executable file"):
+        gem5.gem5_binary()
+
+
+def test_gem5_experiment_fails_before_building(monkeypatch, tmp_results):
+    from hotline.experiment import run_experiment
+    monkeypatch.delenv("GEM5", raising=False)
+    with pytest.raises(HotlineError, match="GEM5"):
+        run_experiment(paths.CONFIGS / "experiments" / "forkstorm-gem5.toml")
+
+
+def write_spec(tmp_path, text: str) -> Path:
+    path = tmp_path / "x.toml"
+    path.write_text('description = "x"\nvariants = ["baseline"]\nsystems = ["skylake-4core"]\n'
+                    'workloads = [{ name = "forkstorm", scale = "smoke" }]\n' + text)
+    return path
+
+
+def test_spec_gem5_needs_disk_root(tmp_path):
+    with pytest.raises(HotlineError, match='root = "disk"'):
+        specs.load_experiment(write_spec(tmp_path, 'backend = "gem5"\n'))
+    with pytest.raises(HotlineError, match="QEMU plugin"):
+        specs.load_experiment(write_spec(
+            tmp_path, 'backend = "gem5"\nroot = "disk"\nplugin = "roi-count"\n'))
+    assert specs.load_experiment(write_spec(tmp_path, 'backend = "gem5"\nroot = "disk"\n'))
+
+
+def test_scratch_disk_workloads_refused(tmp_path, monkeypatch):
+    fake = tmp_path / "gem5.opt"
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("GEM5", str(fake))
+    spec_path = tmp_path / "x.toml"
+    spec_path.write_text('description = "x"\nbackend = "gem5"\nroot = "disk"\n'
+                         'variants = ["baseline"]\nsystems = ["pentium3-4way"]\n'
+                         'workloads = [{ name = "lruwriters", scale = "smoke" }]\n')
+    with pytest.raises(HotlineError, match="scratch disks"):
+        gem5.check_experiment(specs.load_experiment(spec_path), spec_path)
