@@ -5,12 +5,14 @@ and the fork storm finished its iterations; then the failure paths."""
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from hotline import paths
 from hotline.disk_image import build_image
 from hotline.experiment import run_experiment
 from hotline.kernel.build import build_kernel
+from hotline.report.render import write_report
 from hotline.simulate import qemu
 from hotline.workloads import available_workloads, load_workload
 from tests.conftest import require_tools
@@ -123,19 +125,22 @@ def test_panic_fails_the_run(tmp_path):
 
 
 def test_deterministic_mode_repeats_the_region_of_interest_exactly(tmp_path, monkeypatch):
-    """Two deterministic runs count the same instructions, loads and stores of
-    all vCPUs inside the region of interest (roi-count plugin)."""
-    spec = tmp_path / "determinism.toml"
-    spec.write_text('description = "determinism"\nvariants = ["baseline"]\n'
-                    'systems = ["skylake-4core"]\nplugin = "roi-count"\n'
-                    'workloads = [{ name = "forkstorm", scale = "smoke" }]\n')
+    """Two deterministic runs of the fork storm count the same instructions,
+    loads and stores of all vCPUs inside the region of interest (roi-count
+    plugin), and give bit-identical results tables (hotline-cache)."""
     monkeypatch.setenv("HOTLINE_RESULTS", str(tmp_path / "results"))
-    outputs = []
-    for _ in range(2):
-        (result,) = run_experiment(spec, rerun=True)
-        assert result.failure is None, result.failure
-        outputs.append((result.directory / "roi-count.out").read_text())
-    lines = outputs[0].splitlines()
+    outputs = {}
+    for plugin, output in (("roi-count", "roi-count.out"), ("hotline-cache", "misses.parquet")):
+        spec = tmp_path / f"{plugin}.toml"
+        spec.write_text('description = "determinism"\nvariants = ["baseline"]\n'
+                        f'systems = ["skylake-4core"]\nplugin = "{plugin}"\n'
+                        'workloads = [{ name = "forkstorm", scale = "smoke" }]\n')
+        outputs[plugin] = []
+        for _ in range(2):
+            (result,) = run_experiment(spec, rerun=True)
+            assert result.failure is None, result.failure
+            outputs[plugin].append((result.directory / output).read_bytes())
+    lines = outputs["roi-count"][0].decode().splitlines()
     assert len(lines) == 1 and lines[0].startswith("roi 0 insns=")
     counts = dict(field.split("=") for field in lines[0].split()[2:])
     # 40 loops of fork+exec of cat and wc: well over a million instructions.
@@ -145,4 +150,27 @@ def test_deterministic_mode_repeats_the_region_of_interest_exactly(tmp_path, mon
     assert int(counts["insns"]) > 1_000_000
     assert 0 < int(counts["loads"]) < int(counts["insns"])
     assert 0 < int(counts["stores"]) < int(counts["insns"])
-    assert outputs[1] == outputs[0]
+    assert outputs["roi-count"][1] == outputs["roi-count"][0]
+    assert outputs["hotline-cache"][1] == outputs["hotline-cache"][0]
+
+
+def test_the_demo_report_names_kernel_instructions_and_page_flags(demo):
+    """The report of the demo's fork storm: the top L1D and L2 instructions
+    are kernel functions with source lines, and page->flags misses are
+    listed by instruction and cause."""
+    run, _ = demo
+    text, text_path, html_path = write_report(run.directory)
+    assert text_path.read_text() == text and "<table" in html_path.read_text()
+    misses = pd.read_parquet(run.directory / "misses.parquet")
+    kernel_l1d = misses[(misses["level"] == "L1D") & (misses["space"] == "kernel")]
+    assert kernel_l1d["count"].sum() > 0
+    assert (kernel_l1d["symbol"] != "").mean() > 0.99
+    assert (kernel_l1d["source_line"].str.contains(r"\.[chS]:\d+")).mean() > 0.9
+    flags = misses[(misses["object"] == "struct page") & (misses["field"] == "flags")]
+    assert flags["count"].sum() > 0
+    for title in ("Top 25 instructions by L1D misses", "Top 25 instructions by L2 misses",
+                  "struct page by field", "page->flags: the instructions that miss",
+                  "page->flags: who stole it", "Reads after partial writes"):
+        assert title in text
+    busiest = kernel_l1d.groupby("symbol")["count"].sum().idxmax()
+    assert f"{busiest}: annotated" in text
