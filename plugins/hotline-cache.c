@@ -109,7 +109,7 @@ struct tuple {
 	struct tuple *next;
 };
 
-#define BUCKETS (1u << 18)
+#define BUCKETS (1u << 20)	/* a fork storm has some 10^5 instructions and 10^6 miss tuples */
 static struct insn *insns[BUCKETS];
 static struct block *blocks[BUCKETS];
 static struct tuple *misses[BUCKETS], *stolen[BUCKETS], *rapw[BUCKETS];
@@ -141,9 +141,24 @@ static void count_tuple(struct tuple **table, uint64_t a, uint64_t b, uint64_t c
 
 /* ---- state -------------------------------------------------------------- */
 
-/* One lock around the model: uncontended in round-robin TCG, and what keeps
- * the model consistent under multi-threaded TCG. */
+/* One lock around the model keeps it consistent under multi-threaded TCG
+ * (cpu=index).  Round-robin TCG (cpu=guest) runs every callback on one
+ * thread, so it takes no lock: uncontended locking still cost about a tenth
+ * of the plugin's time. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int threaded;
+
+static void model_lock(void)
+{
+	if (threaded)
+		pthread_mutex_lock(&lock);
+}
+
+static void model_unlock(void)
+{
+	if (threaded)
+		pthread_mutex_unlock(&lock);
+}
 static struct cm_model *model;
 static FILE *out;
 static int in_roi;
@@ -325,7 +340,13 @@ static void on_block(unsigned int vcpu_index, void *udata)
 	struct block *b = udata;
 	uint32_t core;
 
-	pthread_mutex_lock(&lock);
+	/* Outside the regions of interest a block only matters while the CPUs'
+	 * per-CPU bases are still being learnt: reading a register costs more
+	 * than the rest of this callback. */
+	if (!__atomic_load_n(&in_roi, __ATOMIC_RELAXED) &&
+	    (!cpu_from_guest || nbases >= config.cores))
+		return;
+	model_lock();
 	if (cpu_from_guest)
 		find_core(b->vaddr);
 	core = cpu_from_guest ? current_core : vcpu_index;
@@ -342,7 +363,7 @@ static void on_block(unsigned int vcpu_index, void *udata)
 					KIND_FETCH, &b->first->stats[KIND_FETCH]);
 		}
 	}
-	pthread_mutex_unlock(&lock);
+	model_unlock();
 }
 
 static void on_access(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t vaddr,
@@ -354,12 +375,12 @@ static void on_access(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint6
 	enum kind kind = store ? KIND_WRITE : KIND_READ;
 	uint32_t core;
 
-	if (!in_roi)
+	if (!__atomic_load_n(&in_roi, __ATOMIC_RELAXED))
 		return;
 	hw = qemu_plugin_get_hwaddr(info, vaddr);
 	if (!hw || qemu_plugin_hwaddr_is_io(hw))
 		return;
-	pthread_mutex_lock(&lock);
+	model_lock();
 	core = cpu_from_guest ? current_core : vcpu_index;
 	if (core >= config.cores)
 		goto unlock;
@@ -375,16 +396,20 @@ static void on_access(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint6
 	account(core, n->pc, vaddr, qemu_plugin_hwaddr_phys_addr(hw),
 		1u << qemu_plugin_mem_size_shift(info), kind, &n->stats[kind]);
 unlock:
-	pthread_mutex_unlock(&lock);
+	model_unlock();
 }
 
 
 static void on_marker(unsigned int vcpu_index, void *udata)
 {
 	(void)vcpu_index;
-	pthread_mutex_lock(&lock);
+	model_lock();
 	in_roi = (uintptr_t)udata == ROI_BEGIN;
-	pthread_mutex_unlock(&lock);
+	/* Outside the regions on_block stops following the CPU: find it for
+	 * the rest of this block.  Markers run in user mode (hotline-roi). */
+	if (in_roi && cpu_from_guest)
+		find_core(0);
+	model_unlock();
 }
 
 /* ---- translation -------------------------------------------------------- */
@@ -448,7 +473,7 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	uint64_t end = 0;
 
 	(void)id;
-	pthread_mutex_lock(&lock);
+	model_lock();
 	for (size_t i = 0; i < n; i++) {
 		struct qemu_plugin_insn *qi = qemu_plugin_tb_get_insn(tb, i);
 		uint8_t bytes[16];
@@ -461,7 +486,8 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 			first = in;
 		end = pc + qemu_plugin_insn_size(qi);
 		if (op == ROI_BEGIN || op == ROI_END)
-			qemu_plugin_register_vcpu_insn_exec_cb(qi, on_marker, QEMU_PLUGIN_CB_NO_REGS,
+			qemu_plugin_register_vcpu_insn_exec_cb(qi, on_marker, cpu_from_guest ?
+							       QEMU_PLUGIN_CB_R_REGS : QEMU_PLUGIN_CB_NO_REGS,
 							       (void *)(uintptr_t)op);
 		qemu_plugin_register_vcpu_mem_cb(qi, on_access, QEMU_PLUGIN_CB_NO_REGS,
 						 QEMU_PLUGIN_MEM_RW, in);
@@ -470,7 +496,7 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		qemu_plugin_register_vcpu_tb_exec_cb(
 			tb, on_block, cpu_from_guest ? QEMU_PLUGIN_CB_R_REGS : QEMU_PLUGIN_CB_NO_REGS,
 			block_at(qemu_plugin_tb_vaddr(tb), end, (uint32_t)n, first));
-	pthread_mutex_unlock(&lock);
+	model_unlock();
 }
 
 /* ---- install ------------------------------------------------------------ */
@@ -533,7 +559,8 @@ static int parse_option(const char *arg)
 			      &config.store_buffer_window) == 2;
 	if (!strcmp(key, "cpu")) {
 		cpu_from_guest = !strcmp(v, "guest");
-		return cpu_from_guest || !strcmp(v, "index");
+		threaded = !strcmp(v, "index");
+		return cpu_from_guest || threaded;
 	}
 	if (!strcmp(key, "vmemmap")) {
 		char *end;
