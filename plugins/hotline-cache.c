@@ -33,7 +33,11 @@
  * (static objects) exactly, the rest of the kernel as its line, user data
  * and instruction fetches as 0.
  *
- * Output (docs/hotline-cache-format.md), written once at exit, tab-separated,
+ * Counting happens inside the regions of interest (markers begin .. end, as
+ * many as the guest marks); the marker reset clears the counts, the marker
+ * dump writes them to OUT.dump1, OUT.dump2, ...
+ *
+ * Output (docs/hotline-cache-format.md), written to OUT at exit, tab-separated,
  * addresses in hex, one record a line after a '#' header with the options:
  *   roi CPU INSTRUCTIONS                      instructions inside the ROIs
  *   insn PC KIND BYTES ACCESSES CYCLES L1x7 L2x7 L3x7
@@ -139,6 +143,16 @@ static void count_tuple(struct tuple **table, uint64_t a, uint64_t b, uint64_t c
 	t->cycles += cycles;
 }
 
+static void free_tuples(struct tuple **slot)
+{
+	while (*slot) {
+		struct tuple *next = (*slot)->next;
+
+		free(*slot);
+		*slot = next;
+	}
+}
+
 /* ---- state -------------------------------------------------------------- */
 
 /* One lock around the model keeps it consistent under multi-threaded TCG
@@ -160,7 +174,6 @@ static void model_unlock(void)
 		pthread_mutex_unlock(&lock);
 }
 static struct cm_model *model;
-static FILE *out;
 static int in_roi;
 static uint64_t *icount;		/* per core, in executed blocks' instructions */
 static uint64_t *roi_icount;		/* per core, the part of it inside ROIs */
@@ -186,9 +199,8 @@ static const char *const outcome_names[] = {
 	"-", "hit", "compulsory", "capacity", "conflict", "coherence", "upgrade",
 };
 
-static void report(qemu_plugin_id_t id, void *udata)
+static void write_counters(FILE *out)
 {
-	(void)id, (void)udata;
 	fprintf(out, "# hotline-cache 2%s\n", options_text);
 	for (uint32_t c = 0; c < config.cores; c++)
 		fprintf(out, "roi\t%u\t%" PRIu64 "\n", c, roi_icount[c]);
@@ -227,6 +239,48 @@ static void report(qemu_plugin_id_t id, void *udata)
 		for (struct tuple *t = rapw[i]; t; t = t->next)
 			fprintf(out, "rapw\t%" PRIu64 "\t0x%" PRIx64 "\t0x%" PRIx64 "\t%" PRIu64 "\n",
 				t->key[0], t->key[1], t->key[2], t->count);
+}
+
+/* The marker "reset": the counts start again (the caches keep their state). */
+static void reset_counters(void)
+{
+	for (uint32_t i = 0; i < BUCKETS; i++) {
+		for (struct insn *n = insns[i]; n; n = n->next)
+			memset(n->stats, 0, sizeof(n->stats));
+		free_tuples(&misses[i]);
+		free_tuples(&stolen[i]);
+		free_tuples(&rapw[i]);
+	}
+	memset(roi_icount, 0, config.cores * sizeof(*roi_icount));
+}
+
+/* The marker "dump": the counts so far, to OUT.dumpN, N from 1. */
+static void dump_counters(void)
+{
+	static unsigned int dumps;
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s.dump%u", out_path, ++dumps);
+	f = fopen(path, "w");
+	if (!f) {
+		perror(path);
+		return;
+	}
+	write_counters(f);
+	fclose(f);
+}
+
+static void report(qemu_plugin_id_t id, void *udata)
+{
+	FILE *out = fopen(out_path, "w");
+
+	(void)id, (void)udata;
+	if (!out) {
+		perror(out_path);
+		exit(1);
+	}
+	write_counters(out);
 	fclose(out);
 	cm_free(model);
 }
@@ -402,13 +456,21 @@ unlock:
 
 static void on_marker(unsigned int vcpu_index, void *udata)
 {
+	int op = (int)(uintptr_t)udata;
+
 	(void)vcpu_index;
 	model_lock();
-	in_roi = (uintptr_t)udata == ROI_BEGIN;
-	/* Outside the regions on_block stops following the CPU: find it for
-	 * the rest of this block.  Markers run in user mode (hotline-roi). */
-	if (in_roi && cpu_from_guest)
-		find_core(0);
+	if (op == ROI_BEGIN || op == ROI_END) {
+		in_roi = op == ROI_BEGIN;
+		/* Outside the regions on_block stops following the CPU: find it
+		 * for the rest of this block.  Markers run in user mode. */
+		if (in_roi && cpu_from_guest)
+			find_core(0);
+	} else if (op == ROI_RESET) {
+		reset_counters();
+	} else if (op == ROI_DUMP) {
+		dump_counters();
+	}
 	model_unlock();
 }
 
@@ -485,7 +547,7 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		if (!first)
 			first = in;
 		end = pc + qemu_plugin_insn_size(qi);
-		if (op == ROI_BEGIN || op == ROI_END)
+		if (op >= ROI_BEGIN && op <= ROI_DUMP)
 			qemu_plugin_register_vcpu_insn_exec_cb(qi, on_marker, cpu_from_guest ?
 							       QEMU_PLUGIN_CB_R_REGS : QEMU_PLUGIN_CB_NO_REGS,
 							       (void *)(uintptr_t)op);
@@ -608,11 +670,14 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			info->system.smp_vcpus);
 		return -1;
 	}
-	out = fopen(out_path, "w");
-	if (!out) {
+	/* Fail now, not after the run, if the output cannot be written. */
+	FILE *probe_out = fopen(out_path, "w");
+
+	if (!probe_out) {
 		perror(out_path);
 		return -1;
 	}
+	fclose(probe_out);
 	model = cm_new(&config);
 	icount = calloc(config.cores, sizeof(*icount));
 	roi_icount = calloc(config.cores, sizeof(*roi_icount));

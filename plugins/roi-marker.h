@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
-enum { ROI_MARKER_LEN = 8, ROI_BEGIN = 1, ROI_END = 2 };
+enum { ROI_MARKER_LEN = 8, ROI_BEGIN = 1, ROI_END = 2, ROI_RESET = 3, ROI_DUMP = 4 };
 
 /* The marker's operation, or 0 if these bytes are not a marker. */
 static inline int roi_marker_op(const uint8_t *bytes, size_t len)

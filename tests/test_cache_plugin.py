@@ -15,6 +15,7 @@ import pytest
 from hotline import paths, specs
 from hotline.disk_image import compile_guest_program
 from hotline.experiment import run_experiment
+from hotline.results import plugin_output
 from hotline.workloads import load_workload
 from tests.conftest import require_tools
 
@@ -160,3 +161,40 @@ def test_roi_instructions_are_counted_per_cpu(tables):
     cpus = specs.load_system("skylake-4core").cpus
     assert tables["roi"]["cpu"].tolist() == list(range(cpus))
     assert tables["roi"]["instructions"].sum() > SMOKE["handoffs"]
+
+
+@pytest.fixture(scope="module")
+def markers_run(tmp_path_factory):
+    """roimarkers: begin A(n) reset B(n) dump B(n) end A(n) begin A(n) end."""
+    tmp = tmp_path_factory.mktemp("markers")
+    spec = tmp / "markers.toml"
+    spec.write_text(SPEC.replace('name = "cachebench"', 'name = "roimarkers"'))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HOTLINE_RESULTS", str(tmp / "results"))
+        (result,) = run_experiment(spec, rerun=True)
+    assert result.failure is None, result.failure
+    binary = tmp / "roimarkers"
+    compile_guest_program(paths.DISK_IMAGES / "workloads" / "roimarkers" / "roimarkers.c", binary)
+    out = subprocess.run(["nm", "-S", str(binary)], capture_output=True, text=True,
+                         check=True).stdout
+    symbols = {f[3]: (int(f[0], 16), int(f[1], 16)) for f in map(str.split, out.splitlines())
+               if len(f) == 4}
+    return result.directory, symbols
+
+
+def test_reset_clears_and_dump_writes_the_counts_so_far(markers_run):
+    # Counted: A(n) is cleared by the reset; B(n), then the dump (B: n);
+    # B(n) again; A(n) outside any region, not counted; A(n) in the second
+    # region.  So at the end A: n and B: 2n; in the dump B: n and no A.
+    directory, symbols = markers_run
+    n = load_workload("roimarkers").scales["smoke"]["iterations"]
+
+    def per_loop(rapw):
+        return {name: int(within(rapw, symbols, name, "load_pc")["count"].sum())
+                for name in ("loop_a", "loop_b")}
+
+    final = pd.read_parquet(directory / "rapw.parquet")
+    assert per_loop(final) == {"loop_a": n, "loop_b": 2 * n}
+    dump = plugin_output.read(directory / "hotline-cache.out.dump1")
+    assert per_loop(dump["rapw"]) == {"loop_a": 0, "loop_b": n}
+    assert not (directory / "hotline-cache.out.dump2").exists()

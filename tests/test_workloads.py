@@ -86,9 +86,18 @@ def check_lruwriters(summary, params):
     assert summary["bytes_written"] == params["writers"] * params["file_mib"] << 20
 
 
+def check_roimarkers(summary, params):
+    # Five loops of n iterations load the word just after setting one of its
+    # bytes to (uint8_t)i, the rest zero: three loops of A, which sets byte
+    # 1: (i & 255) << 8, and two of B, which sets byte 2: (i & 255) << 16.
+    n = params["iterations"]
+    assert summary["checksum"] == sum(3 * ((i & 255) << 8) + 2 * ((i & 255) << 16)
+                                      for i in range(n))
+
+
 CHECKS = {"forkstorm": check_forkstorm, "lruwriters": check_lruwriters, "lmbench-lite": check_lmbench_lite,
           "scriptstorm": check_scriptstorm, "dumpcopy": check_dumpcopy,
-          "cachebench": check_cachebench}
+          "cachebench": check_cachebench, "roimarkers": check_roimarkers}
 
 
 def test_every_workload_has_a_check():
