@@ -138,3 +138,18 @@ def test_scratch_disk_size_leaves_room_for_ext4():
     params = {"writers": 6, "file_mib": 1000}
     assert scratch.count(params) == 6
     assert scratch.size_mib(params) == 1000 * 11 // 10 + 64
+
+
+def test_also_groups_add_their_own_cross_products(tmp_path):
+    from hotline.experiment import plan
+    spec = tmp_path / "groups.toml"
+    spec.write_text('description = "groups"\nvariants = ["baseline"]\n'
+                    'systems = ["skylake-4core"]\n'
+                    'workloads = [{ name = "forkstorm", scale = "smoke" }]\n'
+                    '[[also]]\nsystems = ["skylake-4core", "pentium3-4way"]\n'
+                    '[[also]]\nworkloads = [{ name = "cachebench", scale = "smoke" }]\n')
+    runs = [(r.variant, r.workload, r.system) for r in plan(specs.load_experiment(spec))]
+    # The first group's run is not repeated by the second, which contains it.
+    assert runs == [("baseline", "forkstorm", "skylake-4core"),
+                    ("baseline", "forkstorm", "pentium3-4way"),
+                    ("baseline", "cachebench", "skylake-4core")]

@@ -71,6 +71,20 @@ def cmd_report(args) -> int:
     return 0
 
 
+def cmd_analyse(args) -> int:
+    from hotline.analysis.notebooks import analyse
+    pages = analyse(Path(args.results))
+    for name, page in pages.items():
+        print(f"{name}: {page}")
+    return 0
+
+
+def cmd_lab(args) -> int:
+    from hotline.analysis.notebooks import NOTEBOOKS
+    jupyter = Path(sys.executable).with_name("jupyter")
+    os.execv(str(jupyter), [str(jupyter), "lab", f"--notebook-dir={NOTEBOOKS}", *args.lab_args])
+
+
 def cmd_build_kernel(args) -> int:
     from hotline.kernel.build import build_kernel
     print(build_kernel(args.variant, args.kernel_source).directory)
@@ -124,6 +138,15 @@ def main(argv=None) -> int:
     p.add_argument("run", help="run directory, or run id under the results tree")
     p.set_defaults(func=cmd_report)
 
+    p = sub.add_parser("analyse", help="execute the notebooks of analysis/ against a gathered "
+                       "results directory; HTML pages in RESULTS/analysis/")
+    p.add_argument("results", help="e.g. results/claims-smoke")
+    p.set_defaults(func=cmd_analyse)
+
+    p = sub.add_parser("lab", help="JupyterLab on analysis/ in the project's environment "
+                       "(arguments after -- go to jupyter lab)")
+    p.set_defaults(func=cmd_lab)
+
     p = sub.add_parser("check", help="validate an experiment spec and list its runs")
     p.add_argument("spec")
     p.set_defaults(func=cmd_check)
@@ -136,11 +159,11 @@ def main(argv=None) -> int:
     p = sub.add_parser("build-image", help="build (or reuse) the workload disk image")
     p.set_defaults(func=cmd_build_image)
 
-    # Arguments hotline does not know go to pytest, for `test` only.
+    # Arguments hotline does not know go to pytest (test) or jupyter (lab).
     args, extra = parser.parse_known_args(argv)
-    if extra and args.command != "test":
+    if extra and args.command not in ("test", "lab"):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    args.pytest_args = extra
+    args.pytest_args = args.lab_args = [a for a in extra if a != "--"]
     try:
         return args.func(args)
     except HotlineError as e:

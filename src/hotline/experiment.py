@@ -52,16 +52,19 @@ class RunResult:
 
 
 def plan(spec: specs.ExperimentSpec) -> list[PlannedRun]:
-    runs = []
-    for variant in spec.variants:
-        for ref in spec.workloads:
-            params = load_workload(ref.name).resolve_params(ref.scale, ref.params)
-            for system in spec.systems:
-                for repeat in range(spec.repeats):
-                    runs.append(PlannedRun(variant, system, ref.name, ref.scale,
-                                           tuple(sorted(params.items())),
-                                           tuple(sorted(ref.params.items())), repeat))
-    return runs
+    """Every run of the spec, in order, each once (groups may overlap)."""
+    runs = {}
+    for group in spec.groups():
+        for variant in group.variants:
+            for ref in group.workloads:
+                params = load_workload(ref.name).resolve_params(ref.scale, ref.params)
+                for system in group.systems:
+                    for repeat in range(spec.repeats):
+                        run = PlannedRun(variant, system, ref.name, ref.scale,
+                                         tuple(sorted(params.items())),
+                                         tuple(sorted(ref.params.items())), repeat)
+                        runs.setdefault(run.run_id, run)
+    return list(runs.values())
 
 
 def hotline_revision() -> str:
@@ -196,12 +199,13 @@ def run_experiment(spec_path: Path, *, rerun: bool = False,
     if spec.backend == "gem5":
         gem5.check_experiment(spec, spec_path)  # before anything is built
     runs = plan(spec)
-    say(f"experiment {spec_path.stem}: {len(runs)} run(s): {len(spec.variants)} variant(s) x "
-        f"{len(spec.workloads)} workload(s) x {len(spec.systems)} system(s) x "
-        f"{spec.repeats} repeat(s)")
+    variants = sorted({r.variant for r in runs})
+    say(f"experiment {spec_path.stem}: {len(runs)} run(s): {len(variants)} variant(s), "
+        f"{len({r.workload for r in runs})} workload(s), {len({r.system for r in runs})} "
+        f"system(s), {spec.repeats} repeat(s)")
     start = time.monotonic()
     image = build_image()
-    kernels = {v: build_kernel(v, kernel_source) for v in spec.variants}
+    kernels = {v: build_kernel(v, kernel_source) for v in variants}
     plugin = build_plugin(spec.plugin) if spec.plugin else None
     out_dir = paths.results_dir() / spec_path.stem
     results = [execute(r, spec, spec_path, kernels[r.variant], image, plugin, out_dir, rerun)

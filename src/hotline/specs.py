@@ -99,6 +99,14 @@ class WorkloadRef(Strict):
     params: dict[str, int] = {}
 
 
+class Group(Strict):
+    """More runs in the same experiment: its own cross product of variants,
+    systems and workloads, each list defaulting to the experiment's."""
+    variants: list[str] | None = Field(default=None, min_length=1)
+    systems: list[str] | None = Field(default=None, min_length=1)
+    workloads: list[WorkloadRef] | None = Field(default=None, min_length=1)
+
+
 class ExperimentSpec(Strict):
     description: str
     backend: Literal["qemu", "gem5"] = "qemu"
@@ -110,6 +118,17 @@ class ExperimentSpec(Strict):
     variants: list[str] = Field(min_length=1)
     systems: list[str] = Field(min_length=1)
     workloads: list[WorkloadRef] = Field(min_length=1)
+    # [[also]] tables: further cross products, so that one experiment can hold
+    # every result a study needs without running every combination.
+    also: list[Group] = []
+
+    def groups(self) -> list[Group]:
+        """The cross products to run: the experiment's own lists, then each
+        [[also]] with the experiment's lists filling what it leaves out."""
+        own = Group(variants=self.variants, systems=self.systems, workloads=self.workloads)
+        return [own] + [Group(variants=g.variants or self.variants,
+                              systems=g.systems or self.systems,
+                              workloads=g.workloads or self.workloads) for g in self.also]
 
     @model_validator(mode="after")
     def _gem5_boots_from_disk(self):

@@ -85,13 +85,14 @@ def check_experiment(spec: ExperimentSpec, spec_path: Path) -> None:
     """What a gem5 experiment needs beyond a valid spec, checked before any
     build: the gem5 binary, systems gem5 can build, workloads it can run."""
     gem5_binary()
-    for name in spec.systems:
+    groups = spec.groups()
+    for name in sorted({s for g in groups for s in g.systems}):
         try:
             gem5_params.config_params(load_system(name), vmlinux=Path("vmlinux"),
                                       disk_image=Path("disk.img"), kernel_args="")
         except HotlineError as e:
             raise HotlineError(f"{spec_path}: system '{name}': {e}") from None
-    for ref in spec.workloads:
+    for ref in (ref for g in groups for ref in g.workloads):
         if load_workload(ref.name).scratch_disks:
             raise HotlineError(f"{spec_path}: workload '{ref.name}' needs scratch disks, which "
                                "the gem5 backend does not attach (X86Board has one IDE disk)")

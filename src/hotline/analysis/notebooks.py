@@ -1,0 +1,52 @@
+"""Running the notebooks of analysis/ headless against a results directory:
+papermill injects the directory into each notebook's `parameters` cell and
+executes it; nbconvert writes the executed notebook as HTML.  Outputs go to
+RESULTS_DIR/analysis/, next to the results they were made from."""
+
+from pathlib import Path
+
+from hotline import paths
+from hotline.console import phase, say
+from hotline.errors import HotlineError
+
+NOTEBOOKS = paths.REPO / "analysis"
+# claims first: it is the page the others are evidence for.
+ORDER = ["claims", "rmap", "unlock_page", "lru_batching", "dumpcopy", "microbench"]
+
+
+def notebooks() -> list[Path]:
+    found = {p.stem: p for p in NOTEBOOKS.glob("*.ipynb")}
+    return [found[name] for name in ORDER if name in found] + \
+        [p for name, p in sorted(found.items()) if name not in ORDER]
+
+
+def analyse(results_dir: Path) -> dict[str, Path]:
+    """Execute every notebook against results_dir; {name: HTML page}.  A
+    notebook that raises stops the analysis with its error."""
+    import nbformat
+    import papermill
+    from nbconvert import HTMLExporter
+
+    results_dir = results_dir.resolve()
+    if not (results_dir / "runs.parquet").is_file():
+        raise HotlineError(f"{results_dir} has no runs.parquet: give the directory of a "
+                           "gathered experiment, e.g. results/claims-smoke")
+    out = results_dir / "analysis"
+    out.mkdir(exist_ok=True)
+    pages = {}
+    for notebook in notebooks():
+        executed = out / notebook.name
+        with phase(f"notebook {notebook.stem}"):
+            try:
+                papermill.execute_notebook(str(notebook), str(executed), cwd=str(NOTEBOOKS),
+                                           parameters={"results_dir": str(results_dir)},
+                                           progress_bar=False, kernel_name="python3")
+            except papermill.PapermillExecutionError as e:
+                raise HotlineError(f"notebook {notebook.name} failed at cell {e.exec_count}: "
+                                   f"{e.ename}: {e.evalue} (executed copy: {executed})") from None
+        html, _ = HTMLExporter().from_notebook_node(nbformat.read(executed, as_version=4))
+        page = out / f"{notebook.stem}.html"
+        page.write_text(html)
+        pages[notebook.stem] = page
+    say(f"analysis written to {out}")
+    return pages

@@ -1,0 +1,82 @@
+"""The notebooks' shared measures on small tables written by hand: modelled
+cost, function shares, the seed-style listing, lock and unlock offsets, and
+reading a gathered results directory with its labels and counters."""
+
+import json
+
+import pandas as pd
+import pytest
+
+from hotline.analysis.cost import function_shares, instruction_listing, run_cost
+from hotline.analysis.listing import lock_and_unlock
+from hotline.analysis.results import Results
+from hotline.errors import HotlineError
+
+
+def miss(variant, symbol, offset, level, cause, count, cycles, obj="kernel-other", field=""):
+    return {"variant": variant, "symbol": symbol, "offset": offset, "level": level,
+            "cause": cause, "count": count, "cycles": cycles, "object": obj, "field": field}
+
+
+MISSES = pd.DataFrame([
+    miss("a", "f", 0, "L1D", "capacity", 10, 100, "struct page", "flags"),
+    miss("a", "f", 0, "L2", "capacity", 10, 100),       # the same misses one level down
+    miss("a", "f", 8, "L1D", "coherence", 2, 120, "struct page", "flags"),
+    miss("a", "g", 4, "L1I", "compulsory", 1, 30),
+    miss("b", "f", 0, "L1D", "capacity", 5, 50),
+])
+ROI = pd.DataFrame({"variant": ["a", "a", "b"], "instructions": [500, 500, 700]})
+
+
+def test_cost_is_instructions_plus_l1_stalls_counted_once():
+    cost = run_cost(MISSES, ROI, ["variant"]).set_index("variant")
+    # a: 1000 instructions + 100 + 120 + 30 stall cycles (the L2 row not again)
+    assert cost.loc["a", "modelled_cycles"] == 1250
+    assert cost.loc["b", "modelled_cycles"] == 750
+
+
+def test_function_shares_of_stall_cycles():
+    shares = function_shares(MISSES, ["variant"])
+    a = shares[shares["variant"] == "a"].set_index("symbol")["share"]
+    assert a["f"] == pytest.approx(220 / 250) and a["g"] == pytest.approx(30 / 250)
+
+
+def test_listing_gives_each_instruction_its_share_cause_and_data():
+    listing = instruction_listing(MISSES[MISSES["variant"] == "a"], "f").set_index("offset")
+    assert listing.loc[0, "share"] == pytest.approx(100 / 220)
+    assert listing.loc[8, "main cause"] == "coherence"
+    assert listing.loc[0, "data"] == "struct page.flags"
+
+
+def test_lock_is_the_first_and_unlock_the_last_locked_instruction():
+    insns = pd.DataFrame({"symbol": ["f"] * 4, "kind": ["rmw", "read", "rmw", "rmw"],
+                          "offset": [3, 5, 40, 12]})
+    assert lock_and_unlock(insns, "f") == {"lock": 3, "unlock": 40}
+    assert lock_and_unlock(insns, "g") == {}
+
+
+def test_gathered_results_are_labelled_by_run(tmp_path):
+    manifest = {"inputs": {"system": {"spec": {"cpus": 4}}},
+                "guest": {"counters": {"counters": {"chain_lock": 7}}}}
+    pd.DataFrame([
+        {"run_id": "r1", "variant": "a", "workload": "w", "system": "s", "repeat": 0,
+         "params": json.dumps({"measure": 1}), "status": "ok",
+         "summary": json.dumps({"x": 1}), "manifest": json.dumps(manifest)},
+        {"run_id": "r2", "variant": "b", "workload": "w", "system": "s", "repeat": 0,
+         "params": json.dumps({"measure": 2}), "status": "failed", "summary": None,
+         "manifest": None},
+    ]).to_parquet(tmp_path / "runs.parquet")
+    pd.DataFrame({"run": ["r1", "r2"], "count": [3, 4]}).to_parquet(tmp_path / "misses.parquet")
+    results = Results(tmp_path)
+    table = results.table("misses")
+    assert table[["variant", "cpus", "count"]].values.tolist() == [["a", 4, 3]]
+    assert len(results.select(table, params={"measure": 1})) == 1
+    assert len(results.select(table, params={"measure": 2})) == 0
+    counters = results.counters()
+    assert counters[["run", "counter", "value"]].values.tolist() == [["r1", "chain_lock", 7]]
+    assert results.table("absent").empty
+
+
+def test_a_directory_without_an_index_is_refused(tmp_path):
+    with pytest.raises(HotlineError, match="no runs.parquet"):
+        Results(tmp_path)
