@@ -20,9 +20,11 @@ def test_run_column_from_a_manifest(tmp_path):
          "rmap_add_fork": 300, "rmap_add_fault": 150, "rmap_add_cow": 50, "rmap_add_other": 0,
          "rmap_remove_zap": 450, "rmap_remove_cow": 50, "rmap_remove_other": 0}
     (tmp_path / "manifest.json").write_text(json.dumps(
-        {"inputs": {"kernel": {"variant": "pte-chain"}}, "guest": {"counters": {"counters": c}}}))
+        {"inputs": {"kernel": {"variant": "pte-chain"}, "backend": {"mode": "parallel"}},
+         "guest": {"counters": {"counters": c}, "summary": {"loops_completed": 4}}}))
     table = counters.c3_table([counters.load_run(tmp_path)])
-    assert table.splitlines()[0] == "| | pte-chain | seed 000 (2.5.27) |"
+    assert table.splitlines()[0] == "| | pte-chain (parallel) | seed 000 (2.5.27) |"
+    assert "| chain locks per loop | 250 | 3,261 |" in table
     assert "| spins per contended lock | 50.0 | 86.8 |" in table
     assert "| rmap adds (page_add_rmap) | 500 | 4,106,673 |" in table
     assert "| chain locks per rmap add or remove | 1.000 | 0.991 |" in table

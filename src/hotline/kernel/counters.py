@@ -20,6 +20,7 @@ SEED = {
     "rmap_add": 4_106_673, "rmap_add_fork": 2_774_954, "rmap_add_fault": 1_029_498 + 93_689,
     "rmap_add_cow": 272_151, "rmap_remove": 4_119_825, "rmap_remove_zap": 3_863_194,
     "rmap_remove_cow": 272_880,
+    "loops": 5 * 500,   # ./doitlots.sh 5: five concurrent scripts of 500 loops
 }
 SEED_NOTE = ("seed: add_do_no_page + add_do_anonymous_page as fault, add_do_wp_page and "
              "remove_do_wp_page as COW")
@@ -54,6 +55,9 @@ ROWS = [
     ("  from COW", lambda c: f"{c['rmap_remove_cow']:,}"),
     ("chain locks per rmap add or remove",
      lambda c: _ratio(c["chain_lock"], c["rmap_add"] + c["rmap_remove"], ".3f")),
+    ("fork-storm loops", lambda c: f"{c['loops']:,}" if c.get("loops") else "-"),
+    ("chain locks per loop",
+     lambda c: _ratio(c["chain_lock"], c["loops"], ",.0f") if c.get("loops") else "-"),
 ]
 
 
@@ -65,7 +69,10 @@ def load_run(run_dir: Path) -> tuple[str, dict]:
     entry = (m.get("guest") or {}).get("counters")
     if not entry:
         raise HotlineError(f"{manifest}: no guest.counters (kernel without hotline counters?)")
-    return m["inputs"]["kernel"]["variant"], entry["counters"]
+    mode = (m["inputs"].get("backend") or {}).get("mode")
+    name = m["inputs"]["kernel"]["variant"]
+    loops = ((m.get("guest") or {}).get("summary") or {}).get("loops_completed")
+    return (f"{name} ({mode})" if mode else name), {**entry["counters"], "loops": loops}
 
 
 def c3_table(runs: list[tuple[str, dict]]) -> str:
@@ -83,6 +90,8 @@ def main(argv: list[str]) -> int:
         return 2
     try:
         print(c3_table([load_run(Path(a)) for a in argv]))
+    except BrokenPipeError:
+        pass
     except HotlineError as e:
         print(f"hotline: error: {e}", file=sys.stderr)
         return 1
