@@ -1,5 +1,7 @@
 """What counts as a successful guest run, from the console log alone."""
 
+import json
+
 from hotline.simulate import guest_log
 
 GOOD = """\
@@ -62,3 +64,42 @@ def test_unparseable_summary():
 def test_never_finished():
     assert reason(GOOD.replace("hotline: done\n", "")) == \
         "the guest never reached the end of its init"
+
+
+def counters_line(workload="forkstorm", *, adds=(10, 5), removes=(8,), mapped=7, miss=0,
+                  chain_entries=None):
+    since = {"rmap_add_fork": adds[0], "rmap_add_fault": adds[1],
+             "rmap_remove_zap": removes[0], "chain_miss": miss}
+    check = {"mapped_ptes": mapped}
+    if chain_entries is not None:
+        check["chain_entries"] = chain_entries
+    body = json.dumps({"counters": {"rmap_add_fork": 3, "chain_lock": 9},
+                       "since_boot": since, "check": check}, separators=(",", ":"))
+    return f'hotline-counters: {{"workload":"{workload}",{body[1:]}\n'
+
+
+def with_counters(line):
+    return GOOD.replace("hotline: workload forkstorm end status=0\n",
+                        "hotline: workload forkstorm end status=0\n" + line)
+
+
+def test_counters_are_parsed_per_workload():
+    report = guest_log.parse(with_counters(counters_line()))
+    assert report.counters["forkstorm"]["counters"] == {"rmap_add_fork": 3, "chain_lock": 9}
+    assert report.counters["forkstorm"]["check"] == {"mapped_ptes": 7}
+    assert reason(with_counters(counters_line())) is None
+
+
+def test_counters_self_checks_fail_the_run():
+    assert reason(with_counters(counters_line(miss=2))) == \
+        "kernel self-check after forkstorm: 2 rmap removes found no pte_chain entry"
+    assert reason(with_counters(counters_line(mapped=6))) == (
+        "kernel self-check after forkstorm: rmap counters unbalanced: adds - removes = 7 "
+        "since boot, but 6 PTE mappings of order-0 pages exist")
+    assert reason(with_counters(counters_line(chain_entries=5))) == \
+        "kernel self-check after forkstorm: 5 pte_chain entries for 7 PTE mappings"
+
+
+def test_unparseable_counters_line():
+    assert reason(with_counters("hotline-counters: {nope}\n")).startswith(
+        "the guest reported: unparseable counters line")

@@ -10,10 +10,34 @@ from hotline.kernel import variants
 from hotline.kernel.variants import Variant, apply_patches
 
 
-def test_baseline_has_no_patches():
+def test_baseline_has_only_the_shared_counters_patches():
     baseline = variants.load_variant("baseline")
-    assert baseline.patches == () and baseline.config_fragment is None
+    assert baseline.patches and baseline.config_fragment is None
+    assert all(p.parent == variants.VARIANTS.parent / "patches" / "counters"
+               for p in baseline.patches)
+    assert [baseline.input_key(p).split("/")[:2] for p in baseline.patches][0] == \
+        ["patches", "counters"]
     assert "baseline" in variants.available_variants()
+
+
+def test_every_variant_starts_with_the_counters_series():
+    counters = variants.load_variant("baseline").patches
+    for name in variants.available_variants():
+        assert variants.load_variant(name).patches[:len(counters)] == counters, name
+
+
+def test_series_may_name_shared_patches_but_not_leave_the_tree(tmp_path, monkeypatch):
+    (tmp_path / "patches" / "g").mkdir(parents=True)
+    (tmp_path / "patches" / "g" / "0001-shared.patch").write_text("")
+    (tmp_path / "variants" / "v").mkdir(parents=True)
+    (tmp_path / "variants" / "v" / "series").write_text("../../patches/g/0001-shared.patch\n")
+    monkeypatch.setattr(variants, "VARIANTS", tmp_path / "variants")
+    v = variants.load_variant("v")
+    assert [v.input_key(p) for p in v.patches] == ["patches/g/0001-shared.patch"]
+    (tmp_path / "variants" / "v" / "series").write_text("../../../outside.patch\n")
+    (tmp_path.parent / "outside.patch").write_text("")
+    with pytest.raises(HotlineError, match="names '../../../outside.patch', which is outside"):
+        variants.load_variant("v")
 
 
 def test_unknown_variant_lists_available():

@@ -39,8 +39,26 @@ static inline int roi_under_gem5(void)
 	return strstr(cmdline, "hotline.markers=m5") != NULL;
 }
 
+/*
+ * hotline's kernels count their mechanisms' events per CPU
+ * (/proc/hotline/counters, docs/kernel-counters.md) over the regions of
+ * interest: "start" just before a begin mark, "stop" just after an end
+ * mark, both outside the region.  A kernel without the file is fine.
+ */
+static inline void roi_counters(const char *word)
+{
+	FILE *f = fopen("/proc/hotline/counters", "w");
+
+	if (f) {
+		fputs(word, f);
+		fclose(f);
+	}
+}
+
 static inline void roi_mark(enum roi_op op, int m5)
 {
+	if (op == ROI_BEGIN)
+		roi_counters("start");
 	/* Each case spells its constant out: the assembler needs literals. */
 	switch (op) {
 	case ROI_BEGIN: if (m5) ROI_M5OP(0x5a); else ROI_NOP_MARKER(1); break;
@@ -49,6 +67,8 @@ static inline void roi_mark(enum roi_op op, int m5)
 	case ROI_DUMP:  if (m5) ROI_M5OP(0x41); else ROI_NOP_MARKER(4); break;
 	case ROI_EXIT:  if (m5) ROI_M5OP(0x21); else ROI_NOP_MARKER(5); break;
 	}
+	if (op == ROI_END)
+		roi_counters("stop");
 }
 
 #endif /* HOTLINE_ROI_H */

@@ -147,7 +147,8 @@ def execute(run: PlannedRun, spec: specs.ExperimentSpec, spec_path: Path, kernel
         "gem5": backend_account,
         "guest": {"cpus_brought_up": outcome.report.cpus_brought_up,
                   "cpus_online": outcome.report.cpus_online,
-                  "summary": outcome.report.summaries.get(run.workload)},
+                  "summary": outcome.report.summaries.get(run.workload),
+                  "counters": outcome.report.counters.get(run.workload)},
     }
     (work / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     target = final if outcome.failure is None else final.with_name(final.name + ".failed")

@@ -60,7 +60,7 @@ def kernel_inputs(variant_name: str, src: kernel_source.KernelSource) -> dict:
         "base_fragment": hash_file(config.BASE_FRAGMENT),
         "debian_matched": config.debian_matched(),
         "variant": variant_name,
-        "variant_files": {p.name: hash_file(p) for p in variant.input_files()},
+        "variant_files": {variant.input_key(p): hash_file(p) for p in variant.input_files()},
         "compiler": compiler_version(),
     }
 

@@ -1,7 +1,9 @@
 """Kernel design variants: kernel-patches/variants/NAME/ holds a `series` file
 naming its patches in order (quilt style: one per line, # comments) and
-optionally a `config` fragment merged after the common ones.  The baseline
-variant has an empty series.
+optionally a `config` fragment merged after the common ones.  A series
+names patches by paths relative to its directory, so that variants share
+patches kept in kernel-patches/patches/ (../../patches/GROUP/NNNN-*.patch);
+a path may not leave kernel-patches/.
 """
 
 import re
@@ -20,6 +22,11 @@ class Variant:
     name: str
     patches: tuple[Path, ...]
     config_fragment: Path | None
+
+    def input_key(self, path: Path) -> str:
+        """How a patch or fragment is named in the kernel's cache key: its path
+        under kernel-patches/ (patch names repeat across groups)."""
+        return str(path.resolve().relative_to(VARIANTS.parent.resolve()))
 
     def input_files(self) -> list[Path]:
         files = list(self.patches)
@@ -43,7 +50,9 @@ def load_variant(name: str) -> Variant:
         entry = line.split("#", 1)[0].strip()
         if not entry:
             continue
-        patch = directory / entry
+        patch = (directory / entry).resolve()
+        if not patch.is_relative_to(VARIANTS.parent.resolve()):
+            raise HotlineError(f"{series}: names '{entry}', which is outside {VARIANTS.parent}")
         if not patch.is_file():
             raise HotlineError(f"{series}: names '{entry}', which is not in {directory}")
         patches.append(patch)

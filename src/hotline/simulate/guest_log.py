@@ -11,6 +11,7 @@ INIT_CPUS = re.compile(r"^hotline: cpus-online=(\S+) count=(\d+)", re.M)
 ERROR = re.compile(r"^hotline: error: (.*)$", re.M)
 WORKLOAD_END = re.compile(r"^hotline: workload (\S+) end status=(\d+)", re.M)
 SUMMARY = re.compile(r"^hotline-summary: (\{.*\})\s*$", re.M)
+COUNTERS = re.compile(r"^hotline-counters: (\{.*\})\s*$", re.M)
 DONE = re.compile(r"^hotline: done", re.M)
 
 
@@ -20,6 +21,9 @@ class GuestReport:
     cpus_online: int | None = None          # as the init counted in /proc/cpuinfo
     statuses: dict[str, int] = field(default_factory=dict)      # workload: exit status
     summaries: dict[str, dict] = field(default_factory=dict)    # workload: its summary
+    # workload: the kernel's counters after it (docs/kernel-counters.md):
+    # {"counters": {...}, "since_boot": {...}, "check": {...}}
+    counters: dict[str, dict] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     panicked: bool = False
     done: bool = False
@@ -38,10 +42,38 @@ def parse(text: str) -> GuestReport:
             report.summaries[summary["workload"]] = summary
         except (json.JSONDecodeError, KeyError, TypeError):
             report.errors.append(f"unparseable summary line: {line}")
+    for line in COUNTERS.findall(text):
+        try:
+            entry = json.loads(line)
+            report.counters[entry.pop("workload")] = entry
+        except (json.JSONDecodeError, KeyError, TypeError, AttributeError):
+            report.errors.append(f"unparseable counters line: {line[:200]}")
     report.errors += ERROR.findall(text)
     report.panicked = bool(PANIC.search(text))
     report.done = bool(DONE.search(text))
     return report
+
+
+def counter_problem(entry: dict) -> str | None:
+    """What is wrong with a kernel's self-checks after a workload, or None.
+    Since boot, rmap adds minus removes must equal the PTE mappings of
+    order-0 pages that _mapcount says exist, and a pte_chain kernel must
+    have found every entry it unlinked and hold one entry per mapping."""
+    since, check = entry.get("since_boot", {}), entry.get("check", {})
+    if since.get("chain_miss"):
+        return f"{since['chain_miss']} rmap removes found no pte_chain entry"
+    if "mapped_ptes" in check:
+        live = (sum(v for k, v in since.items() if k.startswith("rmap_add_"))
+                - sum(v for k, v in since.items() if k.startswith("rmap_remove_")))
+        if live != check["mapped_ptes"]:
+            return (f"rmap counters unbalanced: adds - removes = {live} since boot, "
+                    f"but {check['mapped_ptes']} PTE mappings of order-0 pages exist")
+        if "chain_entries" in check and check["chain_entries"] != check["mapped_ptes"]:
+            return (f"{check['chain_entries']} pte_chain entries for "
+                    f"{check['mapped_ptes']} PTE mappings")
+    if check.get("chain_mismatch_pages"):
+        return f"{check['chain_mismatch_pages']} pages' pte_chains disagree with their mapcount"
+    return None
 
 
 def failure_reason(report: GuestReport, cpus_expected: int,
@@ -60,4 +92,6 @@ def failure_reason(report: GuestReport, cpus_expected: int,
             return f"workload {name} exited with status {report.statuses.get(name)}"
         if name not in report.summaries:
             return f"workload {name} printed no hotline-summary line"
+        if name in report.counters and (problem := counter_problem(report.counters[name])):
+            return f"kernel self-check after {name}: {problem}"
     return None
