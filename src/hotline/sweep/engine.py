@@ -25,12 +25,13 @@ from pathlib import Path
 from hotline.console import elapsed, say
 from hotline.errors import HotlineError
 from hotline.sweep.progress import Progress, build_log
-from hotline.sweep.workflow import INDEX, PROFILES, SNAKEFILE, Sweep, load_sweep, usable_cores
+from hotline.sweep.workflow import (INDEX, LOGS, PROFILES, SNAKEFILE, Sweep, load_sweep,
+                                    usable_cores)
 
 ENGINE_LOG = ".sweep/snakemake.log"
 # Memory left to the host (and whatever else runs on it) by a local sweep.
 HOST_RESERVE_MIB = 2048
-POLL_S = 2.0
+POLL_S = 1.0
 
 
 def resolve_profile(name: str) -> Path:
@@ -144,12 +145,12 @@ def _watch(sweep: Sweep, command: list[str]) -> int:
                 progress.poll()
         except KeyboardInterrupt:
             _stop(proc)
-            progress.poll(force=True)
+            progress.poll()
             summarize(sweep, progress, proc.returncode, interrupted=True)
             raise
         finally:
             signal.signal(signal.SIGTERM, previous)
-    progress.poll(force=True)
+    progress.poll()
     return summarize(sweep, progress, proc.returncode)
 
 
@@ -178,7 +179,9 @@ def summarize(sweep: Sweep, progress: Progress, returncode: int | None,
     failed = [(run_id, r) for run_id, r in current.items() if r["status"] != "ok"]
     missing = [step for step in sweep.runs if step.run_id not in current]
     index = sweep.out_dir / INDEX
-    fresh = index.exists() and index.stat().st_mtime >= progress.started - 1
+    # Up to date: written after every record it indexes.
+    newest = max((progress.records[r]["_mtime"] for r in current), default=0)
+    fresh = index.exists() and index.stat().st_mtime >= newest
     say(f"sweep {sweep.name}: {len(ok)} ok, {len(failed)} failed, {len(missing)} not run, "
         f"in {elapsed(progress.seconds())}; " +
         (f"index of runs: {index}" if fresh else f"index of runs ({index}) not updated"))
@@ -199,7 +202,10 @@ def summarize(sweep: Sweep, progress: Progress, returncode: int | None,
         if log.exists() and log.stat().st_mtime >= progress.started - 1:
             say(f"  {step.run_id}: its step stopped without recording an outcome; "
                 f"last lines of {log}:\n{_tail(log)}")
-    if missing or (returncode != 0 and not failed):
+    gather_log = sweep.out_dir / LOGS / "gather.log"
+    if not missing and not fresh and gather_log.exists():
+        say(f"  gathering the results failed; last lines of {gather_log}:\n{_tail(gather_log)}")
+    elif missing or (returncode != 0 and not failed):
         say(f"Snakemake exited with status {returncode}; last lines of "
             f"{sweep.out_dir / ENGINE_LOG}:\n{_tail(sweep.out_dir / ENGINE_LOG)}")
     return 0 if returncode == 0 and not failed and not missing else 1

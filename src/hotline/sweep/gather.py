@@ -16,6 +16,7 @@ complete.
 """
 
 import json
+from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
@@ -58,8 +59,12 @@ def index(spec_path: Path, out_dir: Path) -> pd.DataFrame:
             if guest.get("summary") is not None else None,
             "manifest": json.dumps(manifest, sort_keys=True) if manifest else None,
         })
-    frame = pd.DataFrame(rows)
-    return frame.astype({"repeat": "int64", "wall_seconds": "float64"})
+    # Typed even where every value is missing (no failures: no reasons).
+    text = ["run_id", "variant", "workload", "scale", "params", "system", "mode", "backend",
+            "status", "failure", "key", "created", "path", "guest_log", "step_log", "summary",
+            "manifest"]
+    return pd.DataFrame(rows).astype({**{c: "string" for c in text}, "repeat": "int64",
+                                      "wall_seconds": "float64"})
 
 
 def concatenate(out_dir: Path, frame: pd.DataFrame) -> dict[str, int]:
@@ -77,7 +82,7 @@ def concatenate(out_dir: Path, frame: pd.DataFrame) -> dict[str, int]:
         schema = pa.unify_schemas([_with_run(pq.read_schema(p), None) for _, p in parts],
                                   promote_options="permissive").remove_metadata()
         rows = 0
-        with pq.ParquetWriter(partial, schema) as writer:
+        with pq.ParquetWriter(partial, schema) as writer, _removed_on_error(partial):
             for run_id, path in parts:
                 table = _with_run(pq.read_table(path), run_id)
                 # A column another run's table has and this one lacks is null here.
@@ -95,10 +100,19 @@ def concatenate(out_dir: Path, frame: pd.DataFrame) -> dict[str, int]:
     return written
 
 
+@contextmanager
+def _removed_on_error(path: Path):
+    try:
+        yield
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+
+
 def _with_run(item, run_id: str | None):
     """A table (or schema) with the run column first, as every results
     table has it; tables written without one get it here."""
-    if "run" in item.names:
+    if "run" in (item.names if isinstance(item, pa.Schema) else item.column_names):
         return item
     if isinstance(item, pa.Schema):
         return pa.schema([pa.field("run", pa.string()), *item])

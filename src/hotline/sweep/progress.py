@@ -48,15 +48,21 @@ class Progress:
         self.reported = {run_id for run_id, r in self.records.items() if self.is_current(r)}
 
     def _read_records(self) -> dict[str, dict]:
+        """Every run's record, with its mtime; a record is read again only
+        when it changed (a sweep can have thousands)."""
+        known = getattr(self, "records", {})
         records = {}
         for step in self.sweep.runs:
             path = self.out_dir / step.record
             try:
+                mtime = path.stat().st_mtime
+                if step.run_id in known and known[step.run_id]["_mtime"] == mtime:
+                    records[step.run_id] = known[step.run_id]
+                    continue
                 record = json.loads(path.read_text())
-                record["_mtime"] = path.stat().st_mtime
             except (OSError, ValueError):
                 continue  # not there, or being replaced
-            records[step.run_id] = record
+            records[step.run_id] = dict(record, _mtime=mtime)
         return records
 
     def is_current(self, record: dict) -> bool:
@@ -80,9 +86,9 @@ class Progress:
         except OSError:
             return False
 
-    def poll(self, force: bool = False) -> Counts:
-        """Announce what finished since the last poll, and the counts when
-        they changed (or every every_s seconds)."""
+    def poll(self) -> Counts:
+        """Announce what finished since the last poll, and the counts when a
+        run finished (or every every_s seconds)."""
         self._builds()
         self.records = self._read_records()
         for run_id, record in self.records.items():
@@ -91,13 +97,16 @@ class Progress:
             self.reported.add(run_id)
             if record["status"] == "ok":
                 say(f"run {run_id}: ok" + (" (inputs unchanged, result reused)"
-                                          if record.get("reused") else ""))
+                                          if record.get("reused") else
+                                          f" in {elapsed(record.get('wall_seconds') or 0)}"))
             else:
                 say(f"run {run_id}: FAILED: {record['failure']} "
                     f"(log: {self.out_dir / (record.get('guest_log') or record['step_log'])})")
         counts = self.counts()
         now = time.monotonic()
-        if force or counts != self.last_counts or now - self.last_time >= self.every_s:
+        finished = (counts.done, counts.failed)
+        if self.last_counts is None or finished != (self.last_counts.done, self.last_counts.failed) \
+                or now - self.last_time >= self.every_s:
             say(counts.line(now - self.start))
             self.last_counts, self.last_time = counts, now
         return counts

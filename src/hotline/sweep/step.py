@@ -79,6 +79,9 @@ def step_run(args) -> None:
                       directory=str(directory), reused=result.reused)
         if (out_dir / directory / qemu.SERIAL_LOG).exists():
             record["guest_log"] = str(directory / qemu.SERIAL_LOG)
+        manifest = out_dir / directory / "manifest.json"
+        if manifest.exists():
+            record["wall_seconds"] = json.loads(manifest.read_text())["wall_seconds"]
     record["recorded"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
     path = out_dir / workflow.RECORDS / f"{run.run_id}.json"
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -24,7 +24,6 @@ that does not change the key reuses the result.
 import math
 import os
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
 from hotline import paths, specs
@@ -103,7 +102,6 @@ def experiment_dir(spec_path: Path) -> Path:
     return (paths.results_dir() / spec_path.stem).resolve()
 
 
-@cache
 def load_sweep(spec_path: Path, kernel_source: str | None = None) -> Sweep:
     """The sweep of one spec.  It reads every input's hash (and unpacks the
     kernel source on first use) but builds nothing."""
