@@ -89,11 +89,14 @@ def test_plan_names_builds_runs_and_resources(sandbox):
 
 
 def test_plan_of_a_parallel_sweep_with_a_plugin(sandbox):
-    sandbox.write_text(SPEC + 'mode = "parallel"\nplugin = "roi-count"\n')
+    sandbox.write_text(SPEC + 'mode = "parallel"\nplugin = "hotline-cache"\n')
     sweep = load_sweep(sandbox)
     assert all(r.threads == 4 for r in sweep.runs)  # multi-threaded TCG: one per vCPU
-    assert sweep.plugin.endswith("/roi-count.so")
+    assert sweep.plugin.endswith("/hotline-cache.so")
     assert all(r.needs[-1] == sweep.plugin for r in sweep.runs)
+    # The cache model's tables are built in memory after QEMU ends.
+    assert sorted({r.mem_mb for r in sweep.runs}) == \
+        [m + workflow.CACHE_TABLES_OVERHEAD_MIB for m in (512, 1024)]
 
 
 def test_default_scale_spec_dry_runs_on_the_slurm_profile(sandbox, capfd):

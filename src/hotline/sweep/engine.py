@@ -97,9 +97,10 @@ def run_sweep(spec_path: Path, *, jobs: int | None = None, profile: str | None =
     failed_before = [step.record for step in sweep.runs
                      if records.get(step.run_id, {}).get("status") == "failed"]
     done_before = sum(r.get("status") == "ok" for r in records.values())
-    say(f"{done_before} run(s) have results already, {len(failed_before)} failed before "
-        "(run again); " + "; ".join(f"{label} {'cached' if Path(m).exists() else 'to build'}"
-                                   for label, m in sweep.builds().items()))
+    say(f"{done_before} run(s) have results already" +
+        (f", {len(failed_before)} failed before and run again" if failed_before else "") +
+        "; " + "; ".join(f"{label} {'cached' if Path(m).exists() else 'to build'}"
+                         for label, m in sweep.builds().items()))
     command = snakemake_command(sweep, jobs=jobs, profile=profile_dir, rerun=rerun,
                                 dry_run=dry_run, kernel_source=kernel_source,
                                 force=failed_before)

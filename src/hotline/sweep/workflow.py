@@ -40,10 +40,14 @@ PROFILES = paths.REPO / "profiles"
 RECORDS = ".sweep/runs"
 LOGS = ".sweep/logs"
 INDEX = "runs.parquet"
-# Memory a simulation needs beyond the guest's: QEMU with its translation
-# cache, the plugin's tables and the Python that watches the guest; gem5's
-# object graph and packet traces are larger.
+# Memory a simulation step needs beyond the guest's: QEMU with its
+# translation cache and the Python that watches it (measured: 415 MB for
+# QEMU with hotline-cache on the smoke fork storm); with hotline-cache, the
+# results tables, built in memory from the plugin's output after QEMU ends
+# (2.9 GB for the LRU writers at smoke scale, 0.9 GB for the fork storm);
+# gem5's object graph and packet traces.
 QEMU_OVERHEAD_MIB = 1024
+CACHE_TABLES_OVERHEAD_MIB = 4096
 GEM5_OVERHEAD_MIB = 4096
 # A run is killed after the spec's timeout_s; the step also boots, writes
 # tables and may wait for the file system.
@@ -124,11 +128,19 @@ def load_sweep(spec_path: Path, kernel_source: str | None = None) -> Sweep:
             run_id=run.run_id, variant=run.variant, needs=needs,
             conditions=short(hash_json(run_conditions(run, spec, system))),
             threads=simulation_threads(spec, system),
-            mem_mb=system.memory_mib + (GEM5_OVERHEAD_MIB if spec.backend == "gem5"
-                                        else QEMU_OVERHEAD_MIB),
+            mem_mb=simulation_memory(spec, system),
             runtime=math.ceil(spec.timeout_s / 60) + RUNTIME_MARGIN_MIN))
     return Sweep(spec_path, spec, experiment_dir(spec_path), kernels, image_marker, plugin,
                  tuple(steps))
+
+
+def simulation_memory(spec: specs.ExperimentSpec, system: specs.SystemSpec) -> int:
+    """MiB a simulation step may use (Snakemake's mem_mb; Slurm's --mem)."""
+    if spec.backend == "gem5":
+        return system.memory_mib + GEM5_OVERHEAD_MIB
+    if spec.plugin == "hotline-cache":
+        return system.memory_mib + CACHE_TABLES_OVERHEAD_MIB
+    return system.memory_mib + QEMU_OVERHEAD_MIB
 
 
 def simulation_threads(spec: specs.ExperimentSpec, system: specs.SystemSpec) -> int:
