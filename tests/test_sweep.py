@@ -49,7 +49,7 @@ def sandbox(tmp_path, monkeypatch):
     monkeypatch.setenv("HOTLINE_RESULTS", str(tmp_path / "results"))
     monkeypatch.setenv("HOTLINE_SWEEP_STEP", f"{sys.executable} {STAND_IN}")
     monkeypatch.setenv("STAND_IN_JOURNAL", str(tmp_path / "journal"))
-    monkeypatch.setenv("STAND_IN_SLEEP", "0.5")
+    monkeypatch.setenv("STAND_IN_SLEEP", "0.2")
     spec = tmp_path / "sweeptest.toml"
     spec.write_text(SPEC + "repeats = 1\n")
     return spec
@@ -112,6 +112,16 @@ def test_default_scale_spec_dry_runs_on_the_slurm_profile(sandbox, capfd):
     # Simulations: the 1 GiB guest and QEMU; the spec's 3600 s and a margin.
     assert out.count("mem_mb=2048") == 6 and out.count("runtime=75") == 6
     assert not (out_dir(spec) / workflow.INDEX).exists()
+
+
+def test_kernel_source_reaches_every_step(sandbox, monkeypatch, capfd):
+    source = os.environ["HOTLINE_KERNEL_SOURCE"]
+    monkeypatch.delenv("HOTLINE_KERNEL_SOURCE")
+    assert engine.run_sweep(sandbox, dry_run=True, kernel_source=source) == 0
+    out = capfd.readouterr().out
+    commands = [line for line in out.splitlines() if line.startswith("Shell command: ")
+                and (" kernel " in line or " run " in line)]
+    assert len(commands) == 5 and all(f"--kernel-source {source}" in c for c in commands)
 
 
 def test_parallel_sweep_with_a_failed_run(sandbox, monkeypatch, capfd):
