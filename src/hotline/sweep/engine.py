@@ -88,10 +88,10 @@ def run_sweep(spec_path: Path, *, jobs: int | None = None, profile: str | None =
         raise HotlineError(f"--jobs {jobs}: give at least 1")
     sweep = load_sweep(Path(spec_path).resolve(), kernel_source)
     profile_dir = resolve_profile(profile) if profile else None
-    spec = sweep.spec
-    say(f"experiment {sweep.name}: {len(sweep.runs)} run(s): {len(spec.variants)} variant(s) x "
-        f"{len(spec.workloads)} workload(s) x {len(spec.systems)} system(s) x "
-        f"{spec.repeats} repeat(s); results in {sweep.out_dir}")
+    say(f"experiment {sweep.name}: {len(sweep.runs)} run(s): {len(sweep.kernels)} variant(s), "
+        f"{len({r.workload for r in sweep.runs})} workload(s), "
+        f"{len({r.system for r in sweep.runs})} system(s), {sweep.spec.repeats} repeat(s); "
+        f"results in {sweep.out_dir}")
     (sweep.out_dir / ".sweep").mkdir(parents=True, exist_ok=True)
     records = _records(sweep)
     failed_before = [step.record for step in sweep.runs

@@ -39,10 +39,10 @@ class Progress:
         self.every_s = every_s
         self.started = time.time()
         self.start = time.monotonic()
-        self.reported: set[str] = set()
         self.building: set[str] = set()
         self.last_counts = None
         self.last_time = 0.0
+        self.records: dict[str, dict] = {}
         self.records = self._read_records()
         # What was already finished is not announced again.
         self.reported = {run_id for run_id, r in self.records.items() if self.is_current(r)}
@@ -50,8 +50,7 @@ class Progress:
     def _read_records(self) -> dict[str, dict]:
         """Every run's record, with its mtime; a record is read again only
         when it changed (a sweep can have thousands)."""
-        known = getattr(self, "records", {})
-        records = {}
+        known, records = self.records, {}
         for step in self.sweep.runs:
             path = self.out_dir / step.record
             try:

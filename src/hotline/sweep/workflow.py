@@ -58,6 +58,8 @@ RUNTIME_MARGIN_MIN = 15
 class RunStep:
     run_id: str
     variant: str
+    workload: str
+    system: str
     needs: tuple[str, ...]    # the build markers the run uses
     conditions: str           # hash of experiment.run_conditions()
     threads: int
@@ -113,19 +115,24 @@ def load_sweep(spec_path: Path, kernel_source: str | None = None) -> Sweep:
     spec = specs.load_experiment(spec_path)
     if spec.backend == "gem5":
         gem5.check_experiment(spec, spec_path)
+    runs = plan(spec)
+    # The variants and systems of the planned runs, in order (a spec's lists
+    # need not be all there is to run).
+    variants = list(dict.fromkeys(r.variant for r in runs))
+    systems = {name: specs.load_system(name) for name in dict.fromkeys(r.system for r in runs)}
     # Absolute and resolved: Snakemake matches them against the build rules'
     # patterns, and the build steps check they made exactly these.
     kernels = {v: str((planned_kernel(v, kernel_source).directory / "kernel.json").resolve())
-               for v in spec.variants}
+               for v in variants}
     image_marker = str((planned_image().directory / "image.json").resolve())
     plugin = str(planned_plugin(spec.plugin).path.resolve()) if spec.plugin else None
-    systems = {name: specs.load_system(name) for name in spec.systems}
     steps = []
-    for run in plan(spec):
+    for run in runs:
         system = systems[run.system]
         needs = (kernels[run.variant], image_marker) + ((plugin,) if plugin else ())
         steps.append(RunStep(
-            run_id=run.run_id, variant=run.variant, needs=needs,
+            run_id=run.run_id, variant=run.variant, workload=run.workload, system=run.system,
+            needs=needs,
             conditions=short(hash_json(run_conditions(run, spec, system))),
             threads=simulation_threads(spec, system),
             mem_mb=simulation_memory(spec, system),
