@@ -14,9 +14,9 @@ DEMO_SPEC = paths.CONFIGS / "experiments" / "demo.toml"
 
 
 def cmd_run(args) -> int:
-    from hotline.experiment import run_experiment
-    results = run_experiment(Path(args.spec), rerun=args.rerun, kernel_source=args.kernel_source)
-    return 1 if any(r.failure for r in results) else 0
+    from hotline.sweep.engine import run_sweep
+    return run_sweep(Path(args.spec), jobs=args.jobs, profile=args.profile, rerun=args.rerun,
+                     dry_run=args.dry_run, kernel_source=args.kernel_source)
 
 
 def cmd_check(args) -> int:
@@ -127,8 +127,16 @@ def main(argv=None) -> int:
                    help="only the tests that boot nothing (no kernel build)")
     p.set_defaults(func=cmd_test)
 
-    p = sub.add_parser("run", help="run an experiment spec (configs/experiments/*.toml)")
+    p = sub.add_parser("run", help="run an experiment spec (configs/experiments/*.toml) as a "
+                       "Snakemake workflow: locally, or on a cluster with --profile")
     p.add_argument("spec")
+    p.add_argument("--jobs", type=int, help="locally: cores to use, one simulation each "
+                   "(default: all); with --profile: jobs submitted at once (default: "
+                   "the profile's)")
+    p.add_argument("--profile", help="Snakemake profile: a directory, or a name in profiles/ "
+                   "(slurm)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="show the steps that would run, run none")
     p.add_argument("--rerun", action="store_true", help="run again even if inputs are unchanged")
     p.add_argument("--kernel-source", help=source_help)
     p.set_defaults(func=cmd_run)

@@ -65,6 +65,13 @@ def image_inputs() -> dict:
     }
 
 
+def planned_image() -> DiskImage:
+    """Where the image with these inputs is (or will be) cached, without
+    building it; its image.json exists once the build is complete."""
+    key = hash_json(image_inputs())
+    return DiskImage(key, paths.cache_dir() / "disk-images" / short(key))
+
+
 def build_image() -> DiskImage:
     inputs = image_inputs()
     key = hash_json(inputs)

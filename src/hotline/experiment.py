@@ -76,10 +76,38 @@ def hotline_revision() -> str:
     return head + ("-dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
 
 
+def command_line(run: PlannedRun, spec: specs.ExperimentSpec) -> str:
+    return qemu.kernel_command_line([(run.workload, dict(run.params))], spec.root,
+                                    markers="m5" if spec.backend == "gem5" else "nop")
+
+
+def run_conditions(run: PlannedRun, spec: specs.ExperimentSpec,
+                   system: specs.SystemSpec) -> dict:
+    """The part of a run's inputs known before anything is built: all but the
+    kernel, the guest image and the plugin (which the sweep workflow tracks
+    by their cache keys)."""
+    return {
+        "system": {"name": run.system, "sha256": hash_file(specs.system_path(run.system)),
+                   "spec": system.model_dump()},
+        "workload": {"name": run.workload, "scale": run.scale, "params": dict(run.params)},
+        "backend": {"name": spec.backend, "mode": spec.mode,
+                    "version": gem5.gem5_version() if spec.backend == "gem5"
+                    else qemu.qemu_version(),
+                    "gem5_config": gem5.config_hash() if spec.backend == "gem5" else None},
+        "root": spec.root,
+        "kernel_command_line": command_line(run, spec),
+        "repeat": run.repeat,
+    }
+
+
 def run_inputs(run: PlannedRun, spec: specs.ExperimentSpec, system: specs.SystemSpec,
-               kernel: Kernel, image: DiskImage, plugin: Plugin | None, append: str) -> dict:
+               kernel: Kernel, image: DiskImage, plugin: Plugin | None) -> dict:
     """Everything that determines a run's result; its hash is the run's key."""
     kernel_info = kernel.info()
+    inputs = run_conditions(run, spec, system)
+    # The root is named with the image it comes from.
+    del inputs["root"]
+    inputs["backend"]["plugin"] = plugin.manifest() if plugin else None
     return {
         "kernel": {"variant": run.variant, "key": kernel.key,
                    "version": kernel_info["kernel_version"],
@@ -88,25 +116,15 @@ def run_inputs(run: PlannedRun, spec: specs.ExperimentSpec, system: specs.System
         "guest_image": {"key": image.key, "root": spec.root,
                         "sha256": image.info()["sha256" if spec.root == "disk"
                                                else "initramfs_sha256"]},
-        "system": {"name": run.system, "sha256": hash_file(specs.system_path(run.system)),
-                   "spec": system.model_dump()},
-        "workload": {"name": run.workload, "scale": run.scale, "params": dict(run.params)},
-        "backend": {"name": spec.backend, "mode": spec.mode,
-                    "version": gem5.gem5_version() if spec.backend == "gem5"
-                    else qemu.qemu_version(),
-                    "gem5_config": gem5.config_hash() if spec.backend == "gem5" else None,
-                    "plugin": plugin.manifest() if plugin else None},
-        "kernel_command_line": append,
-        "repeat": run.repeat,
+        **inputs,
     }
 
 
 def execute(run: PlannedRun, spec: specs.ExperimentSpec, spec_path: Path, kernel: Kernel,
             image: DiskImage, plugin: Plugin | None, out_dir: Path, rerun: bool) -> RunResult:
     system = specs.load_system(run.system)
-    append = qemu.kernel_command_line([(run.workload, dict(run.params))], spec.root,
-                                      markers="m5" if spec.backend == "gem5" else "nop")
-    inputs = run_inputs(run, spec, system, kernel, image, plugin, append)
+    append = command_line(run, spec)
+    inputs = run_inputs(run, spec, system, kernel, image, plugin)
     key = hash_json(inputs)
     final = out_dir / run.run_id
     manifest_path = final / "manifest.json"

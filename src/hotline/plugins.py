@@ -42,13 +42,24 @@ def available_plugins() -> list[str]:
     return sorted(p.stem for p in PLUGINS.glob("*.c"))
 
 
-def build_plugin(name: str) -> Plugin:
+def _plugin_sources(name: str) -> list[Path]:
     source = PLUGINS / f"{name}.c"
     if not source.is_file():
         raise HotlineError(f"unknown plugin '{name}'; available: {', '.join(available_plugins())}")
     # Every plugin is linked with the cache model; those that do not use it
     # just carry it.
-    key, path = _build_shared_object(name, [source, MODEL / "cachemodel.c"], PLUGIN_CFLAGS)
+    return [source, MODEL / "cachemodel.c"]
+
+
+def planned_plugin(name: str) -> Plugin:
+    """Where the plugin with these sources is (or will be) cached, without
+    building it."""
+    key, path = _shared_object(name, _plugin_sources(name), PLUGIN_CFLAGS)
+    return Plugin(name, key, path)
+
+
+def build_plugin(name: str) -> Plugin:
+    key, path = _build_shared_object(name, _plugin_sources(name), PLUGIN_CFLAGS)
     return Plugin(name, key, path)
 
 
@@ -93,15 +104,20 @@ def build_cache_model() -> Path:
     return path
 
 
-def _build_shared_object(name: str, sources: list[Path], cflags: list[str]) -> tuple[str, Path]:
-    """Compile sources into NAME.so in the cache, keyed by every source and
-    header hotline's C code has, the flags and the compiler."""
+def _shared_object(name: str, sources: list[Path], cflags: list[str]) -> tuple[str, Path]:
+    """The key and cached path of NAME.so: keyed by every source and header
+    hotline's C code has, the flags and the compiler."""
     inputs = {"sources": hash_files([*PLUGINS.glob("*.[ch]"), *MODEL.glob("*.[ch]")], PLUGINS),
               "build": [str(s.relative_to(PLUGINS)) for s in sources],
               "cflags": cflags, "compiler": compiler_version()}
     key = hash_json(inputs)
-    directory = paths.cache_dir() / "plugins" / f"{name}-{short(key)}"
-    path = directory / f"{name}.so"
+    return key, paths.cache_dir() / "plugins" / f"{name}-{short(key)}" / f"{name}.so"
+
+
+def _build_shared_object(name: str, sources: list[Path], cflags: list[str]) -> tuple[str, Path]:
+    """Compile sources into NAME.so in the cache, unless it is there."""
+    key, path = _shared_object(name, sources, cflags)
+    directory = path.parent
     if path.is_file():
         return key, path
     staging = directory.with_name(directory.name + ".partial")

@@ -65,7 +65,17 @@ def kernel_inputs(variant_name: str, src: kernel_source.KernelSource) -> dict:
     }
 
 
-def build_kernel(variant_name: str, source_override: str | None = None) -> Kernel:
+def planned_kernel(variant_name: str, source_override: str | None = None) -> Kernel:
+    """Where the kernel with these inputs is (or will be) cached, without
+    building it; its kernel.json exists once the build is complete."""
+    key = hash_json(kernel_inputs(variant_name, kernel_source.resolve(source_override)))
+    return Kernel(variant_name, key, paths.cache_dir() / "kernels" / f"{variant_name}-{short(key)}")
+
+
+def build_kernel(variant_name: str, source_override: str | None = None,
+                 jobs: int | None = None) -> Kernel:
+    """The cached kernel, built first if need be with `jobs` parallel
+    compilers (default: every core this process may use)."""
     src = kernel_source.resolve(source_override)
     inputs = kernel_inputs(variant_name, src)
     key = hash_json(inputs)
@@ -84,11 +94,11 @@ def build_kernel(variant_name: str, source_override: str | None = None) -> Kerne
         if (final / "kernel.json").is_file():
             say(f"kernel {variant_name}: built meanwhile by another process, reused")
             return kernel
-        _build(variant_name, src, inputs, key, final)
+        _build(variant_name, src, inputs, key, final, jobs or len(os.sched_getaffinity(0)))
     return kernel
 
 
-def _build(variant_name, src, inputs, key, final: Path) -> None:
+def _build(variant_name, src, inputs, key, final: Path, jobs: int) -> None:
     variant = load_variant(variant_name)
     work = paths.cache_dir() / "kernel-work"
     tree, objdir = work / "src", work / "obj"
@@ -122,7 +132,7 @@ def _build(variant_name, src, inputs, key, final: Path) -> None:
                 raise HotlineError(f"kernel {variant_name}: Kconfig dropped {len(dropped)} "
                                    f"requested option(s): {'; '.join(dropped)}")
 
-        _make(tree, objdir, log, log_path, variant_name)
+        _make(tree, objdir, log, log_path, variant_name, jobs)
 
     for name, built in zip(OUTPUTS, ("arch/x86/boot/bzImage", "vmlinux", "System.map", ".config")):
         shutil.copy2(objdir / built, staging / name)
@@ -138,10 +148,9 @@ def _build(variant_name, src, inputs, key, final: Path) -> None:
     say(f"kernel {variant_name}: built in {elapsed(time.monotonic() - start)} -> {final}")
 
 
-def _make(tree: Path, objdir: Path, log, log_path: Path, variant_name: str) -> None:
+def _make(tree: Path, objdir: Path, log, log_path: Path, variant_name: str, jobs: int) -> None:
     ccache = paths.cache_dir() / "ccache"
     env = dict(os.environ, **BUILD_ENV, CCACHE_DIR=str(ccache), CCACHE_MAXSIZE="5G")
-    jobs = os.cpu_count() or 1
     command = ["make", "-C", str(tree), f"O={objdir}", f"-j{jobs}", "CC=ccache gcc",
                "bzImage", "vmlinux"]
     log.write(f"$ {' '.join(command)}\n")

@@ -1,0 +1,218 @@
+"""./hotline run: an experiment's sweep on Snakemake (workflow/Snakefile),
+locally or with a profile (profiles/slurm), watched and summarised.
+
+Snakemake decides what is missing or outdated and runs it, independent
+steps in parallel; its own output goes to .sweep/snakemake.log in the
+experiment's results directory, and the console shows what the results
+directory says (progress.py).  What a re-run does:
+
+- runs with a record saying ok, whose builds and conditions are unchanged,
+  are not run again;
+- runs whose record says failed are run again (forced), as are runs whose
+  step was in flight when the sweep was interrupted (--rerun-incomplete);
+- --rerun forces every run, and each step then runs its simulation even if
+  the run's key is unchanged.
+"""
+
+import fcntl
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from hotline.console import elapsed, say
+from hotline.errors import HotlineError
+from hotline.sweep.progress import Progress, build_log
+from hotline.sweep.workflow import (INDEX, LOGS, PROFILES, SNAKEFILE, Sweep, load_sweep,
+                                    usable_cores)
+
+ENGINE_LOG = ".sweep/snakemake.log"
+# Memory left to the host (and whatever else runs on it) by a local sweep.
+HOST_RESERVE_MIB = 2048
+POLL_S = 1.0
+
+
+def resolve_profile(name: str) -> Path:
+    """A profile directory: a path, or the name of one in profiles/."""
+    for candidate in (Path(name), PROFILES / name):
+        if (candidate / "config.yaml").is_file():
+            return candidate.resolve()
+    available = ", ".join(sorted(p.name for p in PROFILES.iterdir() if p.is_dir()))
+    raise HotlineError(f"no Snakemake profile '{name}' (a directory with config.yaml); "
+                       f"hotline's: {available}")
+
+
+def memory_mib() -> int:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemTotal:"):
+            return int(line.split()[1]) // 1024
+    raise HotlineError("/proc/meminfo has no MemTotal")
+
+
+def snakemake_command(sweep: Sweep, *, jobs: int | None = None, profile: Path | None = None,
+                      rerun: bool = False, dry_run: bool = False,
+                      kernel_source: str | None = None, force: list[str] = ()) -> list[str]:
+    config = [f"spec={sweep.spec_path}"]
+    if kernel_source:
+        config.append(f"kernel_source={Path(kernel_source).resolve()}")
+    if rerun:
+        config.append("rerun=1")
+    command = [sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE),
+               "--directory", str(sweep.out_dir), "--config", *config,
+               # A failed run must not stop the others; a step cut off by an
+               # interruption is run again; ./hotline holds its own lock.
+               "--keep-going", "--rerun-incomplete", "--nolock", "--printshellcmds"]
+    if profile:
+        command += ["--profile", str(profile)]
+        if jobs:
+            command += ["--jobs", str(jobs)]
+    else:
+        # Every core (one simulation each), and no more memory than the
+        # machine has.
+        command += ["--cores", str(jobs or usable_cores()),
+                    "--resources", f"mem_mb={max(memory_mib() - HOST_RESERVE_MIB, 1024)}"]
+    forced = (["simulate"] if rerun else []) + list(force)
+    if forced:
+        command += ["--forcerun", *forced]
+    if dry_run:
+        command.append("--dry-run")
+    return command
+
+
+def run_sweep(spec_path: Path, *, jobs: int | None = None, profile: str | None = None,
+              rerun: bool = False, dry_run: bool = False,
+              kernel_source: str | None = None) -> int:
+    if jobs is not None and jobs < 1:
+        raise HotlineError(f"--jobs {jobs}: give at least 1")
+    sweep = load_sweep(Path(spec_path).resolve(), kernel_source)
+    profile_dir = resolve_profile(profile) if profile else None
+    say(f"experiment {sweep.name}: {len(sweep.runs)} run(s): {len(sweep.kernels)} variant(s), "
+        f"{len({r.workload for r in sweep.runs})} workload(s), "
+        f"{len({r.system for r in sweep.runs})} system(s), {sweep.spec.repeats} repeat(s); "
+        f"results in {sweep.out_dir}")
+    (sweep.out_dir / ".sweep").mkdir(parents=True, exist_ok=True)
+    records = _records(sweep)
+    failed_before = [step.record for step in sweep.runs
+                     if records.get(step.run_id, {}).get("status") == "failed"]
+    done_before = sum(r.get("status") == "ok" for r in records.values())
+    say(f"{done_before} run(s) have results already" +
+        (f", {len(failed_before)} failed before and run again" if failed_before else "") +
+        "; " + "; ".join(f"{label} {'cached' if Path(m).exists() else 'to build'}"
+                         for label, m in sweep.builds().items()))
+    command = snakemake_command(sweep, jobs=jobs, profile=profile_dir, rerun=rerun,
+                                dry_run=dry_run, kernel_source=kernel_source,
+                                force=failed_before)
+    if dry_run:
+        return subprocess.run(command, cwd=sweep.out_dir).returncode
+
+    with open(sweep.out_dir / ".sweep" / "lock", "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise HotlineError(f"another sweep of {sweep.name} is running in "
+                               f"{sweep.out_dir}; wait for it or stop it") from None
+        return _watch(sweep, command)
+
+
+def _records(sweep: Sweep) -> dict[str, dict]:
+    records = {}
+    for step in sweep.runs:
+        path = sweep.out_dir / step.record
+        if path.is_file():
+            records[step.run_id] = json.loads(path.read_text())
+    return records
+
+
+def _watch(sweep: Sweep, command: list[str]) -> int:
+    progress = Progress(sweep)
+    log_path = sweep.out_dir / ENGINE_LOG
+    say(f"Snakemake's log: {log_path}")
+    with open(log_path, "w") as log:
+        log.write(f"$ {' '.join(command)}\n")
+        log.flush()
+        proc = subprocess.Popen(command, cwd=sweep.out_dir, stdin=subprocess.DEVNULL,
+                                stdout=log, stderr=subprocess.STDOUT)
+
+        def terminate(signum, frame):
+            # Not a Ctrl-C, which reaches Snakemake too: pass it on.
+            proc.send_signal(signal.SIGINT)
+            raise KeyboardInterrupt
+        previous = signal.signal(signal.SIGTERM, terminate)
+        try:
+            while proc.poll() is None:
+                time.sleep(POLL_S)
+                progress.poll()
+        except KeyboardInterrupt:
+            _stop(proc)
+            progress.poll()
+            summarize(sweep, progress, proc.returncode, interrupted=True)
+            raise
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+    progress.poll()
+    return summarize(sweep, progress, proc.returncode)
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """Let Snakemake stop its jobs (it marks their outputs incomplete, to be
+    made again next time); ask once more if it does not seem to have heard."""
+    say("interrupted: stopping the steps in flight ...")
+    for attempt in range(2):
+        try:
+            proc.wait(timeout=30)
+            return
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGINT)
+        except KeyboardInterrupt:
+            pass
+    proc.kill()
+    proc.wait()
+
+
+def summarize(sweep: Sweep, progress: Progress, returncode: int | None,
+              interrupted: bool = False) -> int:
+    """The end of a sweep on the console: counts, every failure with its
+    reason and log, what did not run and why.  0 if every run is ok."""
+    current = {run_id: r for run_id, r in progress.records.items() if progress.is_current(r)}
+    ok = [run_id for run_id, r in current.items() if r["status"] == "ok"]
+    failed = [(run_id, r) for run_id, r in current.items() if r["status"] != "ok"]
+    missing = [step for step in sweep.runs if step.run_id not in current]
+    index = sweep.out_dir / INDEX
+    # Up to date: written after every record it indexes.
+    newest = max((progress.records[r]["_mtime"] for r in current), default=0)
+    fresh = index.exists() and index.stat().st_mtime >= newest
+    say(f"sweep {sweep.name}: {len(ok)} ok, {len(failed)} failed, {len(missing)} not run, "
+        f"in {elapsed(progress.seconds())}; " +
+        (f"index of runs: {index}" if fresh else f"index of runs ({index}) not updated"))
+    for run_id, r in failed:
+        log = r.get("guest_log") or r["step_log"]
+        say(f"  failed: {run_id}: {r['failure']} (log: {sweep.out_dir / log})")
+    for label, marker in sweep.builds().items():
+        if not Path(marker).exists():
+            log = build_log(sweep.out_dir, label, marker)
+            say(f"  {label}: not built" + (f"; last lines of {log}:\n{_tail(log)}"
+                                           if log.exists() else ""))
+    if interrupted:
+        if missing:
+            say(f"  {len(missing)} run(s) not run: run the same command again to resume")
+        return 1
+    for step in missing:
+        log = sweep.out_dir / step.log
+        if log.exists() and log.stat().st_mtime >= progress.started - 1:
+            say(f"  {step.run_id}: its step stopped without recording an outcome; "
+                f"last lines of {log}:\n{_tail(log)}")
+    gather_log = sweep.out_dir / LOGS / "gather.log"
+    if not missing and not fresh and gather_log.exists():
+        say(f"  gathering the results failed; last lines of {gather_log}:\n{_tail(gather_log)}")
+    elif missing or (returncode != 0 and not failed):
+        say(f"Snakemake exited with status {returncode}; last lines of "
+            f"{sweep.out_dir / ENGINE_LOG}:\n{_tail(sweep.out_dir / ENGINE_LOG)}")
+    return 0 if returncode == 0 and not failed and not missing else 1
+
+
+def _tail(path: Path, lines: int = 15) -> str:
+    text = path.read_text(errors="replace").splitlines()[-lines:]
+    return "\n".join(f"    {line}" for line in text)
+

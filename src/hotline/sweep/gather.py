@@ -1,0 +1,136 @@
+"""Every run of a spec in one place, for the notebooks: in the experiment's
+results directory,
+
+  runs.parquet   one row per planned run: what it was (variant, workload,
+                 scale, parameters, system, repeat, mode), how it ended
+                 (status ok / failed / not run, the failure's reason), where
+                 its directory, guest log and step log are (relative to the
+                 experiment's directory), its key, wall time, the guest's
+                 summary and the whole manifest (both as JSON text)
+  NAME.parquet   each results table (misses, instructions, ...) of the
+                 successful runs, concatenated; its `run` column is runs'
+                 `run_id`
+
+runs.parquet is written last: when it is there, the tables beside it are
+complete.
+"""
+
+import json
+from contextlib import contextmanager
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from hotline import specs
+from hotline.console import say
+from hotline.errors import HotlineError
+from hotline.experiment import plan
+from hotline.sweep import workflow
+
+
+def read_record(out_dir: Path, run_id: str) -> dict | None:
+    path = out_dir / workflow.RECORDS / f"{run_id}.json"
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def index(spec_path: Path, out_dir: Path) -> pd.DataFrame:
+    spec = specs.load_experiment(spec_path)
+    rows = []
+    for run in plan(spec):
+        record = read_record(out_dir, run.run_id) or {}
+        manifest = None
+        if record.get("directory"):
+            path = out_dir / record["directory"] / "manifest.json"
+            manifest = json.loads(path.read_text()) if path.is_file() else None
+        guest = (manifest or {}).get("guest") or {}
+        rows.append({
+            "run_id": run.run_id, "variant": run.variant, "workload": run.workload,
+            "scale": run.scale, "params": json.dumps(dict(run.params), sort_keys=True),
+            "system": run.system, "repeat": run.repeat, "mode": spec.mode,
+            "backend": spec.backend,
+            "status": record.get("status", "not run"), "failure": record.get("failure"),
+            "wall_seconds": (manifest or {}).get("wall_seconds"),
+            "key": (manifest or {}).get("key"), "created": (manifest or {}).get("created"),
+            "path": record.get("directory"), "guest_log": record.get("guest_log"),
+            "step_log": record.get("step_log"),
+            "summary": json.dumps(guest.get("summary"), sort_keys=True)
+            if guest.get("summary") is not None else None,
+            "manifest": json.dumps(manifest, sort_keys=True) if manifest else None,
+        })
+    # Typed even where every value is missing (no failures: no reasons).
+    text = ["run_id", "variant", "workload", "scale", "params", "system", "mode", "backend",
+            "status", "failure", "key", "created", "path", "guest_log", "step_log", "summary",
+            "manifest"]
+    return pd.DataFrame(rows).astype({**{c: "string" for c in text}, "repeat": "int64",
+                                      "wall_seconds": "float64"})
+
+
+def concatenate(out_dir: Path, frame: pd.DataFrame) -> dict[str, int]:
+    """Each table name found in the successful runs' directories, written as
+    one file; {name: rows}.  Streamed run by run, so a sweep's tables need
+    not fit in memory together."""
+    sources: dict[str, list[tuple[str, Path]]] = {}
+    for row in frame[frame["status"] == "ok"].itertuples():
+        for path in sorted((out_dir / row.path).glob("*.parquet")):
+            sources.setdefault(path.stem, []).append((row.run_id, path))
+    written = {}
+    for name, parts in sorted(sources.items()):
+        target = out_dir / f"{name}.parquet"
+        partial = target.with_name(target.name + ".partial")
+        schema = pa.unify_schemas([_with_run(pq.read_schema(p), None) for _, p in parts],
+                                  promote_options="permissive").remove_metadata()
+        rows = 0
+        with pq.ParquetWriter(partial, schema) as writer, _removed_on_error(partial):
+            for run_id, path in parts:
+                table = _with_run(pq.read_table(path), run_id)
+                # A column another run's table has and this one lacks is null here.
+                for field in schema:
+                    if field.name not in table.column_names:
+                        table = table.append_column(field, pa.nulls(table.num_rows, field.type))
+                try:
+                    writer.write_table(table.select(schema.names).cast(schema))
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+                    raise HotlineError(f"{path}: its columns do not match the other runs' "
+                                       f"{name} tables: {e}") from None
+                rows += table.num_rows
+        partial.rename(target)
+        written[name] = rows
+    return written
+
+
+@contextmanager
+def _removed_on_error(path: Path):
+    try:
+        yield
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+
+
+def _with_run(item, run_id: str | None):
+    """A table (or schema) with the run column first, as every results
+    table has it; tables written without one get it here."""
+    if "run" in (item.names if isinstance(item, pa.Schema) else item.column_names):
+        return item
+    if isinstance(item, pa.Schema):
+        return pa.schema([pa.field("run", pa.string()), *item])
+    return item.add_column(0, "run", pa.array([run_id] * item.num_rows, pa.string()))
+
+
+def gather(spec_path: Path, out_dir: Path) -> pd.DataFrame:
+    frame = index(spec_path, out_dir)
+    written = concatenate(out_dir, frame)
+    # A table no run has any more is not left behind from an earlier gather.
+    for stale in out_dir.glob("*.parquet"):
+        if stale.stem not in written and stale.name != workflow.INDEX:
+            stale.unlink()
+    partial = out_dir / f"{workflow.INDEX}.partial"
+    frame.to_parquet(partial, index=False)
+    partial.rename(out_dir / workflow.INDEX)
+    counts = frame["status"].value_counts().to_dict()
+    say(f"gathered {len(frame)} run(s) ({', '.join(f'{n} {s}' for s, n in counts.items())}) "
+        f"into {out_dir / workflow.INDEX}" +
+        "".join(f"; {name}.parquet {rows} rows" for name, rows in written.items()))
+    return frame

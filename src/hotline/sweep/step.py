@@ -1,0 +1,136 @@
+"""The commands the sweep workflow's steps run, in the experiment's results
+directory (the workflow's working directory):
+
+  python -m hotline.sweep.step kernel VARIANT --jobs N --expect MARKER
+  python -m hotline.sweep.step image --expect MARKER
+  python -m hotline.sweep.step plugin NAME --expect MARKER
+  python -m hotline.sweep.step run SPEC RUN-ID [--rerun]
+  python -m hotline.sweep.step gather SPEC
+
+A run step records its outcome in .sweep/runs/RUN-ID.json whether the
+simulation succeeded or failed, and exits 0 either way: a failed run is a
+result, and with a non-zero exit Snakemake would hold back the gathering of
+every other run.  A step that cannot record anything (killed, or a bug)
+exits non-zero and Snakemake runs it again next time.
+"""
+
+import argparse
+import json
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+from hotline import specs
+from hotline.console import say
+from hotline.disk_image import build_image
+from hotline.errors import HotlineError
+from hotline.experiment import execute, plan
+from hotline.kernel.build import build_kernel
+from hotline.plugins import build_plugin
+from hotline.simulate import qemu
+from hotline.sweep import gather, workflow
+
+
+def _expect(what: str, made: Path, marker: str) -> None:
+    # The workflow named the build by the key its inputs had when it was
+    # planned; a different key means they changed since, and the runs
+    # planned with the old one would not find it.
+    if made.resolve() != Path(marker).resolve():
+        raise HotlineError(f"{what}: built {made}, but the workflow expected {marker}: its "
+                           "inputs changed while the sweep ran; run the sweep again")
+
+
+def step_kernel(args) -> None:
+    kernel = build_kernel(args.variant, args.kernel_source, jobs=args.jobs)
+    _expect(f"kernel {args.variant}", kernel.directory / "kernel.json", args.expect)
+
+
+def step_image(args) -> None:
+    _expect("disk image", build_image().directory / "image.json", args.expect)
+
+
+def step_plugin(args) -> None:
+    _expect(f"plugin {args.name}", build_plugin(args.name).path, args.expect)
+
+
+def step_run(args) -> None:
+    spec_path = Path(args.spec).resolve()
+    spec = specs.load_experiment(spec_path)
+    runs = {r.run_id: r for r in plan(spec)}
+    if args.run_id not in runs:
+        raise HotlineError(f"{spec_path} plans no run '{args.run_id}'")
+    run = runs[args.run_id]
+    out_dir = Path.cwd()
+    record = {"run_id": run.run_id, "status": "failed", "failure": None, "directory": None,
+              "guest_log": None, "step_log": f"{workflow.LOGS}/{run.run_id}.log",
+              "reused": False}
+    try:
+        # Cached by the build steps: these only look the artifacts up.
+        image = build_image()
+        kernel = build_kernel(run.variant, args.kernel_source)
+        plugin = build_plugin(spec.plugin) if spec.plugin else None
+        result = execute(run, spec, spec_path, kernel, image, plugin, out_dir, args.rerun)
+    except HotlineError as e:
+        say(f"run {run.run_id}: FAILED: {e}")
+        record["failure"] = str(e)
+    else:
+        directory = result.directory.relative_to(out_dir)
+        record.update(status="failed" if result.failure else "ok", failure=result.failure,
+                      directory=str(directory), reused=result.reused)
+        if (out_dir / directory / qemu.SERIAL_LOG).exists():
+            record["guest_log"] = str(directory / qemu.SERIAL_LOG)
+        manifest = out_dir / directory / "manifest.json"
+        if manifest.exists():
+            record["wall_seconds"] = json.loads(manifest.read_text())["wall_seconds"]
+    record["recorded"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    path = out_dir / workflow.RECORDS / f"{run.run_id}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Written whole, then renamed: a half-written record would be taken
+    # for a finished run.
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps(record, indent=2) + "\n")
+    partial.rename(path)
+
+
+def step_gather(args) -> None:
+    spec_path = Path(args.spec).resolve()
+    gather.gather(spec_path, Path.cwd())
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m hotline.sweep.step",
+                                     description="one step of hotline's sweep workflow")
+    sub = parser.add_subparsers(dest="step", required=True)
+    p = sub.add_parser("kernel")
+    p.add_argument("variant")
+    p.add_argument("--jobs", type=int, required=True)
+    p.add_argument("--expect", required=True)
+    p.add_argument("--kernel-source")
+    p.set_defaults(func=step_kernel)
+    p = sub.add_parser("image")
+    p.add_argument("--expect", required=True)
+    p.set_defaults(func=step_image)
+    p = sub.add_parser("plugin")
+    p.add_argument("name")
+    p.add_argument("--expect", required=True)
+    p.set_defaults(func=step_plugin)
+    p = sub.add_parser("run")
+    p.add_argument("spec")
+    p.add_argument("run_id")
+    p.add_argument("--rerun", action="store_true")
+    p.add_argument("--kernel-source")
+    p.set_defaults(func=step_run)
+    p = sub.add_parser("gather")
+    p.add_argument("spec")
+    p.set_defaults(func=step_gather)
+    args = parser.parse_args(argv)
+    try:
+        args.func(args)
+    except HotlineError as e:
+        print(f"hotline: error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,162 @@
+"""An experiment spec as the sweep workflow (workflow/Snakefile) sees it: the
+steps, the files each makes and needs, and what each asks of a machine.
+
+The workflow's working directory is the experiment's results directory:
+
+  RUN-ID/, RUN-ID.failed/   runs, exactly as experiment.execute() leaves them
+  .sweep/runs/RUN-ID.json   a run step's record of its outcome, ok or failed:
+                            the file the workflow tracks for the run
+  .sweep/logs/STEP.log      each step's console output
+  .sweep/snakemake.log      the engine's own output (./hotline run)
+  runs.parquet, NAME.parquet  the gathered index and tables (gather.py)
+
+Builds are tracked by the file that marks each complete in the cache
+(kernel.json, image.json, NAME.so), in a directory named by the build's key:
+changed inputs are a new path, so the build is missing and every run that
+uses it is outdated.  What else decides a run's result (system spec,
+workload parameters, QEMU version, mode, command line) is hashed into the
+run step's `conditions` parameter, which Snakemake compares with the one it
+recorded (its "params" rerun trigger).  The run's own key check in
+execute() stays the last word: a step that Snakemake re-runs for a reason
+that does not change the key reuses the result.
+"""
+
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from hotline import paths, specs
+from hotline.disk_image import planned_image
+from hotline.errors import HotlineError
+from hotline.experiment import plan, run_conditions
+from hotline.hashing import hash_json, short
+from hotline.kernel.build import planned_kernel
+from hotline.plugins import planned_plugin
+from hotline.simulate import gem5
+
+SNAKEFILE = paths.REPO / "workflow" / "Snakefile"
+PROFILES = paths.REPO / "profiles"
+RECORDS = ".sweep/runs"
+LOGS = ".sweep/logs"
+INDEX = "runs.parquet"
+# Memory a simulation step needs beyond the guest's: QEMU with its
+# translation cache and the Python that watches it (measured: 415 MB for
+# QEMU with hotline-cache on the smoke fork storm); with hotline-cache, the
+# results tables, built in memory from the plugin's output after QEMU ends
+# (2.9 GB for the LRU writers at smoke scale, 0.9 GB for the fork storm);
+# gem5's object graph and packet traces.
+QEMU_OVERHEAD_MIB = 1024
+CACHE_TABLES_OVERHEAD_MIB = 4096
+GEM5_OVERHEAD_MIB = 4096
+# A run is killed after the spec's timeout_s; the step also boots, writes
+# tables and may wait for the file system.
+RUNTIME_MARGIN_MIN = 15
+
+
+@dataclass(frozen=True)
+class RunStep:
+    run_id: str
+    variant: str
+    workload: str
+    system: str
+    needs: tuple[str, ...]    # the build markers the run uses
+    conditions: str           # hash of experiment.run_conditions()
+    threads: int
+    mem_mb: int
+    runtime: int              # minutes
+
+    @property
+    def record(self) -> str:
+        return f"{RECORDS}/{self.run_id}.json"
+
+    @property
+    def log(self) -> str:
+        return f"{LOGS}/{self.run_id}.log"
+
+
+@dataclass(frozen=True)
+class Sweep:
+    spec_path: Path
+    spec: specs.ExperimentSpec
+    out_dir: Path
+    kernels: dict[str, str]   # variant -> its kernel.json in the cache
+    image: str                # image.json in the cache
+    plugin: str | None        # NAME.so in the cache
+    runs: tuple[RunStep, ...]
+
+    @property
+    def name(self) -> str:
+        return self.spec_path.stem
+
+    def run(self, run_id: str) -> RunStep:
+        for step in self.runs:
+            if step.run_id == run_id:
+                return step
+        raise HotlineError(f"{self.spec_path} plans no run '{run_id}'")
+
+    def builds(self) -> dict[str, str]:
+        """Each build's label and marker file, in the order they are needed."""
+        builds = {"image": self.image}
+        builds |= {f"kernel {v}": marker for v, marker in self.kernels.items()}
+        if self.plugin:
+            builds[f"plugin {self.spec.plugin}"] = self.plugin
+        return builds
+
+
+def experiment_dir(spec_path: Path) -> Path:
+    return (paths.results_dir() / spec_path.stem).resolve()
+
+
+def load_sweep(spec_path: Path, kernel_source: str | None = None) -> Sweep:
+    """The sweep of one spec.  It reads every input's hash (and unpacks the
+    kernel source on first use) but builds nothing."""
+    spec_path = Path(spec_path).resolve()
+    spec = specs.load_experiment(spec_path)
+    if spec.backend == "gem5":
+        gem5.check_experiment(spec, spec_path)
+    runs = plan(spec)
+    # The variants and systems of the planned runs, in order (a spec's lists
+    # need not be all there is to run).
+    variants = list(dict.fromkeys(r.variant for r in runs))
+    systems = {name: specs.load_system(name) for name in dict.fromkeys(r.system for r in runs)}
+    # Absolute and resolved: Snakemake matches them against the build rules'
+    # patterns, and the build steps check they made exactly these.
+    kernels = {v: str((planned_kernel(v, kernel_source).directory / "kernel.json").resolve())
+               for v in variants}
+    image_marker = str((planned_image().directory / "image.json").resolve())
+    plugin = str(planned_plugin(spec.plugin).path.resolve()) if spec.plugin else None
+    steps = []
+    for run in runs:
+        system = systems[run.system]
+        needs = (kernels[run.variant], image_marker) + ((plugin,) if plugin else ())
+        steps.append(RunStep(
+            run_id=run.run_id, variant=run.variant, workload=run.workload, system=run.system,
+            needs=needs,
+            conditions=short(hash_json(run_conditions(run, spec, system))),
+            threads=simulation_threads(spec, system),
+            mem_mb=simulation_memory(spec, system),
+            runtime=math.ceil(spec.timeout_s / 60) + RUNTIME_MARGIN_MIN))
+    return Sweep(spec_path, spec, experiment_dir(spec_path), kernels, image_marker, plugin,
+                 tuple(steps))
+
+
+def simulation_memory(spec: specs.ExperimentSpec, system: specs.SystemSpec) -> int:
+    """MiB a simulation step may use (Snakemake's mem_mb; Slurm's --mem)."""
+    if spec.backend == "gem5":
+        return system.memory_mib + GEM5_OVERHEAD_MIB
+    if spec.plugin == "hotline-cache":
+        return system.memory_mib + CACHE_TABLES_OVERHEAD_MIB
+    return system.memory_mib + QEMU_OVERHEAD_MIB
+
+
+def simulation_threads(spec: specs.ExperimentSpec, system: specs.SystemSpec) -> int:
+    """Host threads a simulation keeps busy: round-robin TCG and gem5 run
+    every CPU on one thread; multi-threaded TCG runs one thread per vCPU."""
+    if spec.backend == "qemu" and spec.mode == "parallel":
+        return system.cpus
+    return 1
+
+
+def usable_cores() -> int:
+    return len(os.sched_getaffinity(0))

@@ -1,0 +1,258 @@
+"""The sweep workflow without booting anything: the plan the Snakefile is
+made from, Snakemake's dry run of the default-scale spec on the Slurm
+profile, and whole local sweeps on Snakemake with stand-in steps
+(tests/sweep_stand_in.py): parallel runs, a failure that stops nothing,
+a step that dies, Ctrl-C and resuming, --rerun, changed conditions."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from hotline import paths
+from hotline.sweep import engine, gather, workflow
+from hotline.sweep.workflow import load_sweep
+
+SPEC = """
+description = "sweep test"
+variants = ["baseline"]
+systems = ["skylake-4core", "pentium3-4way"]
+workloads = [{ name = "forkstorm", scale = "smoke" }, { name = "lmbench-lite", scale = "smoke" }]
+timeout_s = 600
+"""
+STAND_IN = Path(__file__).with_name("sweep_stand_in.py")
+
+
+@pytest.fixture
+def sandbox(tmp_path, monkeypatch):
+    """A cache, results tree and kernel source of its own (a tiny git tree:
+    the kernel's key is all the workflow needs of it), and the stand-in
+    steps.  Returns the spec's path."""
+    source = tmp_path / "linux"
+    (source / "mm").mkdir(parents=True)
+    (source / "Makefile").write_text("VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = 0\n"
+                                     "EXTRAVERSION =\n")
+    (source / "mm" / "memory.c").write_text("")
+    git = ["git", "-C", str(source), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q", str(source)], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "tree"], check=True)
+    monkeypatch.setenv("HOTLINE_KERNEL_SOURCE", str(source))
+    monkeypatch.setenv("HOTLINE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HOTLINE_RESULTS", str(tmp_path / "results"))
+    monkeypatch.setenv("HOTLINE_SWEEP_STEP", f"{sys.executable} {STAND_IN}")
+    monkeypatch.setenv("STAND_IN_JOURNAL", str(tmp_path / "journal"))
+    monkeypatch.setenv("STAND_IN_SLEEP", "0.2")
+    spec = tmp_path / "sweeptest.toml"
+    spec.write_text(SPEC + "repeats = 1\n")
+    return spec
+
+
+def journal(spec: Path) -> list[list[str]]:
+    path = spec.with_name("journal")
+    return [line.split() for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def started(spec: Path, after: float = 0) -> list[str]:
+    return [w[2] for w in journal(spec) if w[1] == "start" and float(w[0]) >= after]
+
+
+def out_dir(spec: Path) -> Path:
+    return Path(os.environ["HOTLINE_RESULTS"]) / spec.stem
+
+
+def test_plan_names_builds_runs_and_resources(sandbox):
+    sandbox.write_text(SPEC + "repeats = 2\n")
+    sweep = load_sweep(sandbox)
+    assert len(sweep.runs) == 8 and len({r.run_id for r in sweep.runs}) == 8
+    cache = Path(os.environ["HOTLINE_CACHE"]).resolve()
+    (kernel,) = sweep.kernels.values()
+    assert Path(kernel).parent.parent == cache / "kernels" and kernel.endswith("/kernel.json")
+    assert Path(sweep.image).parent.parent == cache / "disk-images" and sweep.plugin is None
+    memory = {"skylake-4core": 1024, "pentium3-4way": 512}
+    for run in sweep.runs:
+        system = run.run_id.split("--")[2]
+        assert run.needs == (kernel, sweep.image)
+        assert run.threads == 1  # deterministic: one host thread
+        assert run.mem_mb == memory[system] + workflow.QEMU_OVERHEAD_MIB
+        assert run.runtime == 10 + workflow.RUNTIME_MARGIN_MIN
+    # The same workload on another system, or another repeat, is another
+    # run with other conditions.
+    assert len({r.conditions for r in sweep.runs}) == 8
+
+
+def test_plan_of_a_parallel_sweep_with_a_plugin(sandbox):
+    sandbox.write_text(SPEC + 'mode = "parallel"\nplugin = "hotline-cache"\n')
+    sweep = load_sweep(sandbox)
+    assert all(r.threads == 4 for r in sweep.runs)  # multi-threaded TCG: one per vCPU
+    assert sweep.plugin.endswith("/hotline-cache.so")
+    assert all(r.needs[-1] == sweep.plugin for r in sweep.runs)
+    # The cache model's tables are built in memory after QEMU ends.
+    assert sorted({r.mem_mb for r in sweep.runs}) == \
+        [m + workflow.CACHE_TABLES_OVERHEAD_MIB for m in (512, 1024)]
+
+
+def test_default_scale_spec_dry_runs_on_the_slurm_profile(sandbox, capfd):
+    spec = paths.CONFIGS / "experiments" / "workloads-default.toml"
+    assert engine.run_sweep(spec, profile="slurm", dry_run=True) == 0
+    out = capfd.readouterr().out
+    table = out.split("Job stats:\n", 1)[1].split("total")[0].splitlines()[2:]
+    counts = dict(line.split() for line in table)
+    assert counts == {"all": "1", "gather": "1", "simulate": "6", "build_kernel": "1",
+                      "build_image": "1", "build_plugin": "1"}
+    assert "threads: 16" in out  # the profile's cores for a kernel build
+    assert "mem_mb=16000" in out and "runtime=180" in out
+    # Simulations: the 1 GiB guest and QEMU; the spec's 3600 s and a margin.
+    assert out.count("mem_mb=2048") == 6 and out.count("runtime=75") == 6
+    assert not (out_dir(spec) / workflow.INDEX).exists()
+
+
+def test_kernel_source_reaches_every_step(sandbox, monkeypatch, capfd):
+    source = os.environ["HOTLINE_KERNEL_SOURCE"]
+    monkeypatch.delenv("HOTLINE_KERNEL_SOURCE")
+    assert engine.run_sweep(sandbox, dry_run=True, kernel_source=source) == 0
+    out = capfd.readouterr().out
+    commands = [line for line in out.splitlines() if line.startswith("Shell command: ")
+                and (" kernel " in line or " run " in line)]
+    assert len(commands) == 5 and all(f"--kernel-source {source}" in c for c in commands)
+
+
+def test_parallel_sweep_with_a_failed_run(sandbox, monkeypatch, capfd):
+    """2 systems x 2 workloads x 2 repeats on 2 cores."""
+    sandbox.write_text(SPEC + "repeats = 2\n")
+    failing = "baseline--lmbench-lite-smoke--pentium3-4way--r1"
+    monkeypatch.setenv("STAND_IN_FAIL", failing)
+    assert engine.run_sweep(sandbox, jobs=2) == 1
+    err = capfd.readouterr().err
+    out = out_dir(sandbox)
+    # The builds ran once each, the kernel with the cores it was given.
+    words = journal(sandbox)
+    assert sorted(w[1:] for w in words if w[1] in ("kernel", "image")) == \
+        [["image"], ["kernel", "baseline", "jobs=2"]]
+    # Every run ran, two at a time.
+    assert len(started(sandbox)) == 8
+    spans = {}
+    for w in words:
+        if w[1] in ("start", "end"):
+            spans.setdefault(w[2], []).append(float(w[0]))
+    overlaps = sum(1 for a in spans.values() for b in spans.values()
+                   if a is not b and a[0] < b[0] < a[1])
+    assert overlaps >= 1
+    # The failure is in the summary with its reason and log, and in the index.
+    assert f"failed: {failing}: the guest kernel panicked or oopsed " \
+           f"(log: {out / (failing + '.failed') / 'guest.log'})" in err
+    assert "sweep sweeptest: 7 ok, 1 failed, 0 not run" in err
+    assert "runs: 8 done" not in err and "runs: 7 done, 0 running, 1 failed, 0 left" in err
+    index = pd.read_parquet(out / workflow.INDEX)
+    assert len(index) == 8
+    row = index.set_index("run_id").loc[failing]
+    assert row.status == "failed" and row.failure == "the guest kernel panicked or oopsed"
+    assert row.guest_log == f"{failing}.failed/guest.log"
+    assert (index.status == "ok").sum() == 7
+    ok = index[index.status == "ok"].iloc[0]
+    assert json.loads(ok.manifest)["run_id"] == ok.run_id and ok.wall_seconds == 1.5
+    assert json.loads(ok.summary) == {"repeat": int(ok["repeat"])}
+    misses = pd.read_parquet(out / "misses.parquet")
+    assert len(misses) == 14 and set(misses.run) == set(index.run_id[index.status == "ok"])
+
+    # Running it again runs the failed run, and nothing else.
+    monkeypatch.delenv("STAND_IN_FAIL")
+    before = time.time()
+    assert engine.run_sweep(sandbox, jobs=2) == 0
+    assert started(sandbox, before) == [failing]
+    assert (pd.read_parquet(out / workflow.INDEX).status == "ok").all()
+    assert len(pd.read_parquet(out / "misses.parquet")) == 16
+
+
+def test_a_step_that_dies_is_reported_and_the_others_finish(sandbox, monkeypatch, capfd):
+    dying = "baseline--forkstorm-smoke--skylake-4core--r0"
+    monkeypatch.setenv("STAND_IN_CRASH", dying)
+    assert engine.run_sweep(sandbox, jobs=2) == 1
+    err = capfd.readouterr().err
+    assert "sweep sweeptest: 3 ok, 0 failed, 1 not run" in err
+    assert f"{dying}: its step stopped without recording an outcome" in err
+    # The index waits for every run.
+    assert not (out_dir(sandbox) / workflow.INDEX).exists()
+    monkeypatch.delenv("STAND_IN_CRASH")
+    before = time.time()
+    assert engine.run_sweep(sandbox, jobs=2) == 0
+    assert started(sandbox, before) == [dying]
+
+
+def test_ctrl_c_stops_the_sweep_and_running_it_again_resumes(sandbox, monkeypatch):
+    monkeypatch.setenv("STAND_IN_SLEEP", "2")
+    sweep = subprocess.Popen([sys.executable, "-m", "hotline", "run", str(sandbox),
+                              "--jobs", "1"], cwd=paths.REPO, start_new_session=True,
+                             stderr=subprocess.PIPE, text=True)
+    records = out_dir(sandbox) / workflow.RECORDS
+    deadline = time.monotonic() + 120
+    while len(list(records.glob("*.json"))) < 2:
+        assert sweep.poll() is None and time.monotonic() < deadline
+        time.sleep(0.2)
+    os.killpg(sweep.pid, signal.SIGINT)  # Ctrl-C reaches the whole group
+    err = sweep.communicate(timeout=120)[1]
+    assert sweep.returncode == 130, err
+    assert "run the same command again to resume" in err and "hotline: interrupted" in err
+    finished = {p.stem for p in records.glob("*.json")}
+    assert 2 <= len(finished) < 4
+    created = {r: json.loads((out_dir(sandbox) / r / "manifest.json").read_text())["created"]
+               for r in finished}
+
+    before = time.time()
+    assert engine.run_sweep(sandbox, jobs=2) == 0
+    again = started(sandbox, before)
+    assert not finished & set(again) and len(again) == 4 - len(finished)
+    for run_id, stamp in created.items():
+        manifest = json.loads((out_dir(sandbox) / run_id / "manifest.json").read_text())
+        assert manifest["created"] == stamp
+    assert (pd.read_parquet(out_dir(sandbox) / workflow.INDEX).status == "ok").all()
+
+
+def test_rerun_and_changed_conditions(sandbox, monkeypatch):
+    assert engine.run_sweep(sandbox, jobs=2) == 0
+    # --rerun: every run's step runs, and the step runs its simulation anew.
+    before = time.time()
+    assert engine.run_sweep(sandbox, jobs=2, rerun=True) == 0
+    assert [w[3:] for w in journal(sandbox) if float(w[0]) >= before and w[1] == "start"] \
+        == [["rerun"]] * 4
+    # ... which is no reason to run them yet again.
+    before = time.time()
+    assert engine.run_sweep(sandbox, jobs=2) == 0
+    assert not [w for w in journal(sandbox) if float(w[0]) >= before]
+    # Another mode is another condition of every run: the steps run, and the
+    # run's own key check decides (the stand-in's key ignores the mode).
+    sandbox.write_text(SPEC + 'repeats = 1\nmode = "parallel"\n')
+    before = time.time()
+    assert engine.run_sweep(sandbox, jobs=2) == 0
+    assert sorted(w[1] for w in journal(sandbox) if float(w[0]) >= before) == ["reuse"] * 4
+
+
+def test_gather_unifies_tables_and_drops_stale_ones(sandbox, tmp_path):
+    out = out_dir(sandbox)
+    sweep = load_sweep(sandbox)
+    first, second = sweep.runs[0].run_id, sweep.runs[1].run_id
+    for run_id, frame in ((first, pd.DataFrame({"pc": [1], "count": [5]})),
+                          (second, pd.DataFrame({"run": [second], "pc": [2], "count": [7],
+                                                 "symbol": ["zap_pte_range"]}))):
+        (out / run_id).mkdir(parents=True)
+        (out / run_id / "manifest.json").write_text(json.dumps({"wall_seconds": 1.0}))
+        frame.to_parquet(out / run_id / "misses.parquet", index=False)
+        (out / workflow.RECORDS).mkdir(parents=True, exist_ok=True)
+        (out / workflow.RECORDS / f"{run_id}.json").write_text(json.dumps(
+            {"status": "ok", "failure": None, "directory": run_id, "guest_log": None,
+             "step_log": f"{workflow.LOGS}/{run_id}.log"}))
+    (out / "stale.parquet").write_text("")
+    frame = gather.gather(sweep.spec_path, out)
+    assert list(frame.status) == ["ok", "ok", "not run", "not run"]
+    # The first run's table had no run column, and no symbol.
+    assert pq.read_table(out / "misses.parquet").to_pydict() == {
+        "run": [first, second], "pc": [1, 2], "count": [5, 7], "symbol": [None, "zap_pte_range"]}
+    assert not (out / "stale.parquet").exists()
+    assert len(pd.read_parquet(out / workflow.INDEX)) == 4
