@@ -27,12 +27,22 @@ from hotline import specs
 from hotline.console import say
 from hotline.errors import HotlineError
 from hotline.experiment import plan
+from hotline.simulate import qemu
 from hotline.sweep import workflow
 
 
 def read_record(out_dir: Path, run_id: str) -> dict | None:
     path = out_dir / workflow.RECORDS / f"{run_id}.json"
-    return json.loads(path.read_text()) if path.is_file() else None
+    if path.is_file():
+        return json.loads(path.read_text())
+    # A run made in-process (./hotline demo) has its directory but no record.
+    for directory, status in ((run_id, "ok"), (f"{run_id}.failed", "failed")):
+        manifest = out_dir / directory / "manifest.json"
+        if manifest.is_file():
+            return {"run_id": run_id, "status": status, "directory": directory,
+                    "failure": json.loads(manifest.read_text()).get("failure"),
+                    "guest_log": f"{directory}/{qemu.SERIAL_LOG}", "step_log": None}
+    return None
 
 
 def index(spec_path: Path, out_dir: Path) -> pd.DataFrame:
