@@ -26,13 +26,15 @@ class Results:
         """One row per planned run, with its status; the runs that succeeded
         also get cpus, the guest's summary and the kernel's counters."""
         runs = pd.read_parquet(self.directory / "runs.parquet")
-        manifests = runs["manifest"].map(lambda m: json.loads(m) if isinstance(m, str) else {})
-        runs["cpus"] = manifests.map(
-            lambda m: m.get("inputs", {}).get("system", {}).get("spec", {}).get("cpus"))
-        runs["summary"] = runs["summary"].map(
-            lambda s: json.loads(s) if isinstance(s, str) else None)
-        runs["counters"] = manifests.map(
-            lambda m: ((m.get("guest") or {}).get("counters") or {}).get("counters"))
+        # Runs that did not succeed have no manifest or summary (missing values).
+        manifests = [json.loads(m) if isinstance(m, str) else {}
+                     for m in runs["manifest"].astype(object)]
+        runs["cpus"] = [m.get("inputs", {}).get("system", {}).get("spec", {}).get("cpus")
+                        for m in manifests]
+        runs["summary"] = [json.loads(s) if isinstance(s, str) else None
+                           for s in runs["summary"].astype(object)]
+        runs["counters"] = [((m.get("guest") or {}).get("counters") or {}).get("counters")
+                            for m in manifests]
         return runs
 
     @property
