@@ -97,17 +97,28 @@ def test_sweeps_miss_once_per_line_per_pass_beyond_each_capacity(tables, functio
     # misses every line in L1D and L2 (compulsory, then capacity: an LRU
     # cache of any associativity loses a cyclic sweep larger than itself),
     # and only the first pass misses the L3.
-    line = 64
+    #
+    # One allowance, for the kernel's page allocator: a page the small
+    # sweep's process freed may come back in the large array (pages are
+    # reused hottest first).  Its lines were seen before, so they are not
+    # compulsory misses: in the large sweep's first pass each either hits
+    # (still cached when reached) or is a capacity miss (evicted by then).
+    # So compulsory misses are small + large less R lines, R whole pages (64
+    # lines each) of the small array, and capacity misses are the later
+    # passes' (exact) plus at most R.
+    line, page_lines = 64, 4096 // 64
     small = SMOKE["small_kib"] * 1024 // line
     large = SMOKE["large_kib"] * 1024 // line
     passes = SMOKE["passes"]
     pc, accesses = busiest(tables, functions, "sweep", "read")
     assert accesses == passes * (small + large)
-    assert misses_at(tables, pc, "L1D") == {"compulsory": small + large,
-                                            "capacity": (passes - 1) * large}
-    assert misses_at(tables, pc, "L2") == {"compulsory": small + large,
-                                           "capacity": (passes - 1) * large}
-    assert misses_at(tables, pc, "L3") == {"compulsory": small + large}
+    for level in ("L1D", "L2", "L3"):
+        misses = misses_at(tables, pc, level)
+        later_passes = (passes - 1) * large if level != "L3" else 0
+        assert set(misses) <= {"compulsory", "capacity"}, (level, misses)
+        reused = small + large - misses["compulsory"]
+        assert 0 <= reused <= small and reused % page_lines == 0, (level, misses)
+        assert later_passes <= misses.get("capacity", 0) <= later_passes + reused, (level, misses)
 
 
 def test_ping_pong_coherence_misses_equal_handoffs(tables, functions):
