@@ -17,13 +17,15 @@ def with_instructions(listing: pd.DataFrame, instructions: pd.DataFrame,
 
 
 def lock_and_unlock(instructions: pd.DataFrame, symbol: str) -> dict[str, int]:
-    """Offsets of the first and the last locked read-modify-write the
-    function executed: a bit spinlock's lock (lock bts) comes first and its
-    unlock (lock btr / andb) last, as in the chain functions."""
+    """Offsets of a bit spinlock's lock and unlock in a function: among the
+    locked read-modify-writes it executes on its main path (at least half as
+    often as the busiest one: a contended retry or an error path runs
+    rarely), the first (lock bts) and the last (lock btr / andb)."""
     locked = instructions[(instructions["symbol"] == symbol) & (instructions["kind"] == "rmw")]
-    offsets = sorted(set(int(o) for o in locked["offset"]))
-    if not offsets:
+    per_offset = locked.groupby("offset")["accesses"].sum()
+    main_path = sorted(int(o) for o, n in per_offset.items() if n >= per_offset.max() / 2)
+    if not main_path:
         return {}
-    if len(offsets) == 1:
-        return {"lock": offsets[0]}
-    return {"lock": offsets[0], "unlock": offsets[-1]}
+    if len(main_path) == 1:
+        return {"lock": main_path[0]}
+    return {"lock": main_path[0], "unlock": main_path[-1]}
