@@ -4,17 +4,18 @@ X86Board, from the parameters hotline writes (src/hotline/gem5/params.py).
     gem5.opt --outdir=OUT [--debug-file=lsq.trace.gz] \\
         configs/gem5/hotline_x86.py --params PARAMS.json
 
-Targets gem5 v24.0 (written against its source, v24.0.0.1; not yet run
-under gem5).  The machine: N cores that boot on the atomic CPU and switch to the O3 (or timing) CPU at
-the workload's work_begin m5op; classic private L1I/L1D/L2 caches and an
-optional shared L3 from the system spec, with traced CommMonitors below each
-L1D and L2 (or Ruby MESI_Two_Level, without traces); the spec's memory size;
-hotline's vmlinux and raw ext4 disk image as local resources; hotline's
-kernel command line (hotline.markers=m5 makes hotline-roi issue m5ops).
-Stats are reset at work_begin and dumped at work_end; the init's m5 exit
-ends the run.  Outputs in OUT: stats.txt, board.pc.com_1.device (the guest
-console), hotline-roi.json (region ticks), traces/*.trc.gz and, with O3,
-the LSQUnit debug trace inside the regions (--debug-file).
+Targets gem5 v24.0 (written against its source, v24.0.0.1; not yet run under
+gem5). The machine: N cores that boot on the atomic CPU and switch to the O3
+(or timing) CPU at the workload's work_begin m5op; classic private
+L1I/L1D/L2 caches and an optional shared L3 from the system spec, with
+traced CommMonitors below each L1D and L2 (or Ruby MESI_Two_Level, without
+traces); the spec's memory size; hotline's vmlinux and raw ext4 disk image
+as local resources; hotline's kernel command line (hotline.markers=m5 makes
+hotline-roi issue m5ops). Stats are reset at work_begin and dumped at
+work_end; the init's m5 exit ends the run. Outputs in OUT: stats.txt,
+board.pc.com_1.device (the guest console), hotline-roi.json (region ticks),
+traces/*.trc.gz and, with O3, the LSQUnit debug trace inside the regions
+(--debug-file).
 """
 
 from __future__ import annotations
