@@ -12,28 +12,18 @@ docs/interleaving.md discusses the numbers.
 import json
 import os
 import platform
-import subprocess
 import tempfile
 from pathlib import Path
 
 import pandas as pd
 
 from hotline import paths
-from hotline.disk_image import compile_guest_program
+from hotline.disk_image import guest_program_symbols
 from hotline.experiment import run_experiment
 from hotline.simulate import qemu
 
 RESULTS = Path(__file__).parent / "results"
 BENCHMARKS = {"player": "ping-pong", "incrementer": "false sharing"}
-
-
-def functions(tmp: Path) -> dict[str, tuple[int, int]]:
-    binary = tmp / "cachebench"
-    compile_guest_program(paths.DISK_IMAGES / "workloads" / "cachebench" / "cachebench.c", binary)
-    out = subprocess.run(["nm", "-S", str(binary)], capture_output=True, text=True,
-                         check=True).stdout
-    return {f[3]: (int(f[0], 16), int(f[1], 16)) for f in map(str.split, out.splitlines())
-            if len(f) == 4}
 
 
 def measure(run_dir: Path, symbols) -> list[dict]:
@@ -55,7 +45,8 @@ def main() -> None:
     results = {"host": platform.node(), "cpus": os.cpu_count(), "modes": {}}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        symbols = functions(tmp)
+        symbols = guest_program_symbols(
+            paths.DISK_IMAGES / "workloads" / "cachebench" / "cachebench.c", tmp)
         os.environ["HOTLINE_RESULTS"] = str(tmp / "results")
         for mode in qemu.MODES:
             spec = tmp / f"interleaving-{mode}.toml"

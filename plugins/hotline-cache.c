@@ -574,6 +574,14 @@ static int parse_u32(const char *value, uint32_t *out_value)
 	return 1;
 }
 
+static int parse_u64(const char *value, uint64_t *out_value)
+{
+	char *end;
+
+	*out_value = strtoull(value, &end, 0);
+	return *value && !*end;
+}
+
 static int parse_cache(const char *value, struct cm_cache_config *c)
 {
 	char extra;
@@ -624,20 +632,12 @@ static int parse_option(const char *arg)
 		threaded = !strcmp(v, "index");
 		return cpu_from_guest || threaded;
 	}
-	if (!strcmp(key, "vmemmap")) {
-		char *end;
-
-		vmemmap_base = strtoull(v, &end, 0);
-		return *v && !*end;
-	}
+	if (!strcmp(key, "vmemmap"))
+		return parse_u64(v, &vmemmap_base);
 	if (!strcmp(key, "page_size"))
 		return parse_u32(v, &page_size) && page_size > 0;
-	if (!strcmp(key, "cpu_number")) {
-		char *end;
-
-		cpu_number_offset = strtoull(v, &end, 0);
-		return *v && !*end;
-	}
+	if (!strcmp(key, "cpu_number"))
+		return parse_u64(v, &cpu_number_offset);
 	return 0;
 }
 

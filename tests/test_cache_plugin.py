@@ -7,13 +7,12 @@ Each benchmark runs in its own region of interest.  The model sees only
 accesses inside regions of interest, so a line a benchmark's warm-up
 touched outside is still absent from the model's caches when it begins."""
 
-import subprocess
 
 import pandas as pd
 import pytest
 
 from hotline import paths, specs
-from hotline.disk_image import compile_guest_program
+from hotline.disk_image import guest_program_symbols
 from hotline.experiment import run_experiment
 from hotline.results import plugin_output
 from hotline.workloads import load_workload
@@ -55,12 +54,9 @@ def tables(runs):
 def functions(tmp_path_factory):
     """cachebench's functions: compiled as the image compiles it (static, not
     position-independent), so at the same addresses as in the guest."""
-    binary = tmp_path_factory.mktemp("cb") / "cachebench"
-    compile_guest_program(paths.DISK_IMAGES / "workloads" / "cachebench" / "cachebench.c", binary)
-    out = subprocess.run(["nm", "-S", str(binary)], capture_output=True, text=True,
-                         check=True).stdout
-    return {f[3]: (int(f[0], 16), int(f[1], 16)) for f in map(str.split, out.splitlines())
-            if len(f) == 4}
+    return guest_program_symbols(
+        paths.DISK_IMAGES / "workloads" / "cachebench" / "cachebench.c",
+        tmp_path_factory.mktemp("cb"))
 
 
 def within(table, functions, name, column="pc"):
@@ -184,12 +180,8 @@ def markers_run(tmp_path_factory):
         mp.setenv("HOTLINE_RESULTS", str(tmp / "results"))
         (result,) = run_experiment(spec, rerun=True)
     assert result.failure is None, result.failure
-    binary = tmp / "roimarkers"
-    compile_guest_program(paths.DISK_IMAGES / "workloads" / "roimarkers" / "roimarkers.c", binary)
-    out = subprocess.run(["nm", "-S", str(binary)], capture_output=True, text=True,
-                         check=True).stdout
-    symbols = {f[3]: (int(f[0], 16), int(f[1], 16)) for f in map(str.split, out.splitlines())
-               if len(f) == 4}
+    symbols = guest_program_symbols(
+        paths.DISK_IMAGES / "workloads" / "roimarkers" / "roimarkers.c", tmp)
     return result.directory, symbols
 
 

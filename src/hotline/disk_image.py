@@ -143,6 +143,17 @@ def compile_guest_program(source: Path, output: Path) -> None:
           "-I", str(paths.DISK_IMAGES / "roi"), "-o", str(output), str(source)])
 
 
+def guest_program_symbols(source: Path, directory: Path) -> dict[str, tuple[int, int]]:
+    """{name: (address, size)} of a guest program's sized symbols, compiled
+    into directory as the image compiles it, so at the guest's addresses."""
+    binary = directory / source.stem
+    compile_guest_program(source, binary)
+    out = subprocess.run(["nm", "-S", str(binary)], capture_output=True, text=True,
+                         check=True).stdout
+    return {f[3]: (int(f[0], 16), int(f[1], 16)) for f in map(str.split, out.splitlines())
+            if len(f) == 4}
+
+
 def _make_ext4(root: Path, entries: list[str], image: Path) -> None:
     # mke2fs copies each file's ctime from the staging directory, where it
     # cannot be set; debugfs then sets every inode's times to EPOCH.

@@ -12,6 +12,8 @@ shares within a run do, and the notebooks compare those.
 
 import pandas as pd
 
+from hotline.results.objects import describe
+
 L1 = ("L1D", "L1I")
 
 
@@ -56,8 +58,7 @@ def instruction_listing(misses: pd.DataFrame, symbol: str) -> pd.DataFrame:
     listing["share"] = listing["stall_cycles"] / listing["stall_cycles"].sum()
     listing["main cause"] = mine.groupby(["offset", "cause"])["count"].sum().groupby(
         level=0).idxmax().map(lambda key: key[1])
-    data = mine.assign(data=mine["object"] + mine["field"].map(
-        lambda f: "" if not f else f if f.startswith("+") else "." + f))
+    data = mine.assign(data=[describe(o, f) for o, f in zip(mine["object"], mine["field"])])
     listing["data"] = data.groupby(["offset", "data"])["count"].sum().groupby(
         level=0).idxmax().map(lambda key: key[1])
     return listing.reset_index()[["offset", "stall_cycles", "share", "misses", "main cause",

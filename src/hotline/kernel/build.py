@@ -65,11 +65,16 @@ def kernel_inputs(variant_name: str, src: kernel_source.KernelSource) -> dict:
     }
 
 
+def kernel_directory(variant_name: str, key: str) -> Path:
+    """Where the build of this variant with this key is cached."""
+    return paths.cache_dir() / "kernels" / f"{variant_name}-{short(key)}"
+
+
 def planned_kernel(variant_name: str, source_override: str | None = None) -> Kernel:
     """Where the kernel with these inputs is (or will be) cached, without
     building it; its kernel.json exists once the build is complete."""
     key = hash_json(kernel_inputs(variant_name, kernel_source.resolve(source_override)))
-    return Kernel(variant_name, key, paths.cache_dir() / "kernels" / f"{variant_name}-{short(key)}")
+    return Kernel(variant_name, key, kernel_directory(variant_name, key))
 
 
 def build_kernel(variant_name: str, source_override: str | None = None,
@@ -79,8 +84,8 @@ def build_kernel(variant_name: str, source_override: str | None = None,
     src = kernel_source.resolve(source_override)
     inputs = kernel_inputs(variant_name, src)
     key = hash_json(inputs)
-    root = paths.cache_dir() / "kernels"
-    final = root / f"{variant_name}-{short(key)}"
+    final = kernel_directory(variant_name, key)
+    root = final.parent
     kernel = Kernel(variant_name, key, final)
     if (final / "kernel.json").is_file():
         say(f"kernel {variant_name}: cached build {short(key)} reused ({final})")

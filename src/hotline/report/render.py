@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from hotline.errors import HotlineError
-from hotline.paths import cache_dir
+from hotline.kernel.build import kernel_directory
 from hotline.report import tables as rt
 from hotline.results.symbols import Symbolizer
 
@@ -27,7 +27,7 @@ class Section:
 def kernel_dir(manifest: dict) -> Path:
     """The kernel build a run used, from its manifest (builds are cached by key)."""
     kernel = manifest["inputs"]["kernel"]
-    directory = cache_dir() / "kernels" / f"{kernel['variant']}-{kernel['key'][:16]}"
+    directory = kernel_directory(kernel["variant"], kernel["key"])
     if not (directory / "vmlinux").is_file():
         raise HotlineError(f"the run's kernel build {directory.name} is not in the cache; "
                            f"rebuild it with ./hotline build-kernel {kernel['variant']} "

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from hotline.results.objects import describe
 from hotline.results.schema import CAUSES
 from hotline.results.symbols import Symbolizer, disassemble_bytes
 
@@ -21,13 +22,6 @@ class RunTables:
     def read(cls, run_dir: Path) -> "RunTables":
         return cls(*(pd.read_parquet(run_dir / f"{name}.parquet")
                      for name in ("misses", "instructions", "coherence", "rapw", "roi")))
-
-
-def describe(obj: str, field: str) -> str:
-    """struct page.flags, jiffies+0x0, kernel-other."""
-    if not field:
-        return obj
-    return f"{obj}{field}" if field.startswith("+") else f"{obj}.{field}"
 
 
 def _where(symbol: str, offset: int, pc: int) -> str:

@@ -37,12 +37,25 @@ def data_locations(raw: pd.DataFrame, objects: ObjectMap) -> pd.DataFrame:
         {"data": "uint64"})
 
 
-def attribute(raw: pd.DataFrame, kernel_dir: Path, run_id: str,
-              guest_log_text: str) -> pd.DataFrame:
+def _require_columns(raw: pd.DataFrame) -> None:
     missing = [c for c in RAW_COLUMNS if c not in raw.columns]
     if missing:
         raise ValueError(f"raw misses lack column(s) {missing}")
-    objects = ObjectMap.for_kernel(kernel_dir, guest_log_text)
+
+
+def attribute(raw: pd.DataFrame, kernel_dir: Path, run_id: str,
+              guest_log_text: str) -> pd.DataFrame:
+    _require_columns(raw)
+    return _attribute(raw, ObjectMap.for_kernel(kernel_dir, guest_log_text), run_id)
+
+
+def attribute_with(raw: pd.DataFrame, objects: ObjectMap, run_id: str) -> pd.DataFrame:
+    """attribute(), with the run's object map already made (it runs nm)."""
+    _require_columns(raw)
+    return _attribute(raw, objects, run_id)
+
+
+def _attribute(raw: pd.DataFrame, objects: ObjectMap, run_id: str) -> pd.DataFrame:
     raw = raw.astype({"pc": "uint64", "data": "uint64"})
     table = (raw.merge(code_locations(raw["pc"], objects), on="pc", how="left")
                 .merge(data_locations(raw, objects), on=["kind", "data"], how="left"))

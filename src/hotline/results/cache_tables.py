@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from hotline.results import plugin_output
-from hotline.results.attribute import attribute, code_locations, data_locations
+from hotline.results.attribute import attribute_with, code_locations, data_locations
 from hotline.results.objects import ObjectMap
 
 OUTPUT = "hotline-cache.out"
@@ -63,7 +63,7 @@ def write_tables(run_dir: Path, kernel_dir: Path, run_id: str) -> dict[str, Path
     rapw = _with_code(_with_code(frames["rapw"], "store_pc", "store_", objects),
                       "load_pc", "load_", objects)
     tables = {
-        "misses": attribute(raw_misses(frames["miss"]), kernel_dir, run_id, guest_log),
+        "misses": attribute_with(raw_misses(frames["miss"]), objects, run_id),
         "instructions": instructions_table(frames["insn"], objects, run_id),
         "coherence": stolen.drop(columns=["kind", "data"]).groupby(
             [c for c in stolen.columns if c not in ("kind", "data", "count")],

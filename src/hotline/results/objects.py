@@ -31,6 +31,14 @@ class DynamicObject:
     size: int
 
 
+def describe(obj: str, field: str) -> str:
+    """An (object, field) pair as one name: struct page.flags, jiffies+0x0,
+    kernel-other."""
+    if not field:
+        return obj
+    return f"{obj}{field}" if field.startswith("+") else f"{obj}.{field}"
+
+
 def announced_objects(guest_log: str) -> list[DynamicObject]:
     return [DynamicObject(name, int(start, 16), int(size, 16))
             for name, start, size in ANNOUNCEMENT.findall(guest_log)]

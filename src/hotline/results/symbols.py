@@ -33,6 +33,7 @@ def _run(command: list[str], stdin: str | None = None) -> str:
 class Symbolizer:
     def __init__(self, vmlinux: Path):
         self.vmlinux = vmlinux
+        self._lines: dict[int, str] = {}   # source lines already looked up
 
     @cached_property
     def _symbols(self) -> dict[str, list[Symbol]]:
@@ -72,15 +73,14 @@ class Symbolizer:
 
     def source_lines(self, pcs: list[int]) -> dict[int, str]:
         """file:line of each pc ("" where the line tables have none)."""
-        if not pcs:
-            return {}
-        out = _run(["addr2line", "-e", str(self.vmlinux)],
-                   "".join(f"{pc:x}\n" for pc in pcs)).splitlines()
-        lines = {}
-        for pc, text in zip(pcs, out):
-            text = _TREE_PREFIX.sub("", text.split(" (discriminator")[0])
-            lines[pc] = "" if text.startswith("??") else text
-        return lines
+        new = sorted({pc for pc in pcs if pc not in self._lines})
+        if new:
+            out = _run(["addr2line", "-e", str(self.vmlinux)],
+                       "".join(f"{pc:x}\n" for pc in new)).splitlines()
+            for pc, text in zip(new, out):
+                text = _TREE_PREFIX.sub("", text.split(" (discriminator")[0])
+                self._lines[pc] = "" if text.startswith("??") else text
+        return {pc: self._lines[pc] for pc in pcs}
 
     def disassemble(self, start: int, end: int) -> dict[int, tuple[str, str]]:
         """(bytes in hex, instruction text) of every instruction in [start, end)."""

@@ -20,20 +20,18 @@ import dataclasses
 from functools import cache
 import json
 import os
-import shlex
 import shutil
-import subprocess
-import time
 from pathlib import Path
 
 import pandas as pd
 
 from hotline import paths
-from hotline.console import Ticker, say
+from hotline.console import say
 from hotline.errors import HotlineError
 from hotline.gem5 import lsq_trace, params as gem5_params, physical_map, stats, trace_misses
 from hotline.simulate import guest_log
 from hotline.simulate.qemu import Outcome
+from hotline.simulate.supervise import supervise, write_command
 from hotline.hashing import hash_file, hash_json
 from hotline.results.attribute import attribute
 from hotline.specs import ExperimentSpec, SystemSpec, load_system
@@ -120,46 +118,19 @@ def _last_error(log: Path) -> str:
 def run(cmd: list[str], run_dir: Path, *, cpus: int, workloads: list[str], timeout_s: int,
         label: str) -> Outcome:
     """Run gem5 in run_dir to its exit; kill it on a guest panic or timeout."""
-    script = run_dir / "command.sh"
-    script.write_text(f'#!/bin/sh\n# The gem5 command of this run; it writes into its own '
-                      f'directory.\ncd "$(dirname "$0")" && exec {shlex.join(cmd)}\n')
-    script.chmod(0o755)
+    write_command(run_dir, cmd, "gem5")
     console = run_dir / OUTDIR / CONSOLE
-    start = time.monotonic()
-    ticker = Ticker(label)
-    killed_for = None
-    with open(run_dir / LOG, "w") as log:
-        proc = subprocess.Popen(cmd, cwd=run_dir, stdin=subprocess.DEVNULL, stdout=log,
-                                stderr=subprocess.STDOUT)
-        try:
-            while proc.poll() is None:
-                time.sleep(1)
-                text = console.read_text(errors="replace") if console.exists() else ""
-                report = guest_log.parse(text)
-                if report.panicked:
-                    time.sleep(2)
-                    killed_for = "the guest kernel panicked or oopsed"
-                elif time.monotonic() - start > timeout_s:
-                    killed_for = f"timed out after {timeout_s} s"
-                if killed_for:
-                    proc.kill()
-                    break
-                ticker.tick("guest booting" if report.cpus_online is None else
-                            f"workloads running, {len(report.statuses)} finished")
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
-    wall_s = time.monotonic() - start
+    ended = supervise(cmd, run_dir, log=run_dir / LOG, console=console, timeout_s=timeout_s,
+                      label=label, poll_s=1)
     if console.exists():
         shutil.copyfile(console, run_dir / SERIAL_LOG)
     report = guest_log.parse((run_dir / SERIAL_LOG).read_text(errors="replace")
                              if (run_dir / SERIAL_LOG).exists() else "")
-    failure = killed_for
-    if failure is None and proc.returncode != 0:
-        failure = f"gem5 exited with status {proc.returncode}: {_last_error(run_dir / LOG)}"
+    failure = ended.killed_for
+    if failure is None and ended.returncode != 0:
+        failure = f"gem5 exited with status {ended.returncode}: {_last_error(run_dir / LOG)}"
     failure = failure or guest_log.failure_reason(report, cpus, workloads)
-    return Outcome(failure, report, wall_s)
+    return Outcome(failure, report, ended.wall_s)
 
 
 def read_regions(out: Path) -> list[tuple[int, int | None]]:

@@ -19,16 +19,14 @@ Two modes, recorded with every result:
   on a many-core host, interleavings not reproducible.
 """
 
-import shlex
 import subprocess
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from hotline.console import Ticker
 from hotline.disk_image import DiskImage
 from hotline.errors import HotlineError
 from hotline.simulate import guest_log
+from hotline.simulate.supervise import supervise, write_command
 from hotline.tools import tool_version
 
 QEMU = "qemu-system-x86_64"
@@ -117,47 +115,13 @@ def run(cmd: list[str], run_dir: Path, *, cpus: int, workloads: list[str], timeo
     """Run QEMU in run_dir to the guest's shutdown; kill it on panic or timeout.
     Relative paths in cmd (the serial log, plugin outputs) land in run_dir."""
     serial_log = run_dir / SERIAL_LOG
-    script = run_dir / "command.sh"
-    script.write_text(f'#!/bin/sh\n# The QEMU command of this run; it writes into its own '
-                      f'directory.\ncd "$(dirname "$0")" && exec {shlex.join(cmd)}\n')
-    script.chmod(0o755)
-    start = time.monotonic()
-    ticker = Ticker(label)
-    killed_for = None
-    with open(run_dir / "qemu.log", "w") as qemu_log:
-        proc = subprocess.Popen(cmd, cwd=run_dir, stdin=subprocess.DEVNULL, stdout=qemu_log,
-                                stderr=subprocess.STDOUT)
-        try:
-            while proc.poll() is None:
-                time.sleep(0.5)
-                text = serial_log.read_text(errors="replace") if serial_log.exists() else ""
-                report = guest_log.parse(text)
-                if report.panicked:
-                    time.sleep(2)  # let the panic message reach the log
-                    killed_for = "the guest kernel panicked or oopsed"
-                elif time.monotonic() - start > timeout_s:
-                    killed_for = f"timed out after {timeout_s} s"
-                if killed_for:
-                    proc.kill()
-                    break
-                ticker.tick(_stage(report))
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
-    wall_s = time.monotonic() - start
+    write_command(run_dir, cmd, "QEMU")
+    ended = supervise(cmd, run_dir, log=run_dir / "qemu.log", console=serial_log,
+                      timeout_s=timeout_s, label=label, poll_s=0.5)
     report = guest_log.parse(serial_log.read_text(errors="replace") if serial_log.exists() else "")
-    failure = killed_for
-    if failure is None and proc.returncode != 0:
+    failure = ended.killed_for
+    if failure is None and ended.returncode != 0:
         said = (run_dir / "qemu.log").read_text(errors="replace").strip().splitlines()
-        failure = f"QEMU exited with status {proc.returncode}: {said[-1] if said else '(no output)'}"
+        failure = f"QEMU exited with status {ended.returncode}: {said[-1] if said else '(no output)'}"
     failure = failure or guest_log.failure_reason(report, cpus, workloads)
-    return Outcome(failure, report, wall_s)
-
-
-def _stage(report: guest_log.GuestReport) -> str:
-    if report.cpus_online is None:
-        return "guest booting"
-    if not report.done:
-        return f"workloads running on {report.cpus_online} CPUs, {len(report.statuses)} finished"
-    return "guest shutting down"
+    return Outcome(failure, report, ended.wall_s)
