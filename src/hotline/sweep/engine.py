@@ -70,9 +70,11 @@ def snakemake_command(sweep: Sweep, *, jobs: int | None = None, profile: Path | 
             command += ["--jobs", str(jobs)]
     else:
         # Every core (one simulation each), and no more memory than the
-        # machine has.
-        command += ["--cores", str(jobs or usable_cores()),
-                    "--resources", f"mem_mb={max(memory_mib() - HOST_RESERVE_MIB, 1024)}"]
+        # machine has.  host_cores: see workflow/Snakefile.
+        cores = jobs or usable_cores()
+        command += ["--cores", str(cores),
+                    "--resources", f"host_cores={cores}",
+                    f"mem_mb={max(memory_mib() - HOST_RESERVE_MIB, 1024)}"]
     forced = (["simulate"] if rerun else []) + list(force)
     if forced:
         command += ["--forcerun", *forced]
