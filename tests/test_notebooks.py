@@ -10,6 +10,7 @@ import pytest
 
 from hotline import paths
 from hotline.analysis.notebooks import analyse, notebooks
+from hotline.errors import HotlineError
 
 SMOKE = paths.REPO / "analysis" / "smoke-results"
 
@@ -38,3 +39,17 @@ def test_the_claims_page_has_a_verdict_for_every_claim(pages):
     verdicts = [line.split(": ")[1] for line in printed.splitlines()
                 if line.startswith("C") and ": " in line]
     assert set(verdicts) <= {"supported", "not supported", "inconclusive"}
+
+
+def test_a_failed_analysis_leaves_no_pages(tmp_path):
+    """Pages from an earlier analysis go before anything runs, so a notebook
+    that raises leaves none that could be taken for its result."""
+    results = tmp_path / "claims-smoke"
+    shutil.copytree(SMOKE, results)
+    (results / "analysis").mkdir()
+    for notebook in notebooks():
+        (results / "analysis" / f"{notebook.stem}.html").write_text("<html>earlier</html>")
+    (results / "misses.parquet").write_bytes(b"not a parquet file")
+    with pytest.raises(HotlineError, match=r"notebook claims\.ipynb failed at cell"):
+        analyse(results)
+    assert not list((results / "analysis").glob("*.html"))

@@ -33,19 +33,24 @@ def analyse(results_dir: Path) -> dict[str, Path]:
                            "gathered experiment, e.g. results/claims-smoke")
     out = results_dir / "analysis"
     out.mkdir(exist_ok=True)
+    # No page of an earlier analysis may outlive a failed one.
+    for notebook in notebooks():
+        (out / f"{notebook.stem}.html").unlink(missing_ok=True)
     pages = {}
     for notebook in notebooks():
-        executed = out / notebook.name
+        executed, page = out / notebook.name, out / f"{notebook.stem}.html"
         with phase(f"notebook {notebook.stem}"):
             try:
                 papermill.execute_notebook(str(notebook), str(executed), cwd=str(NOTEBOOKS),
                                            parameters={"results_dir": str(results_dir)},
-                                           progress_bar=False, kernel_name="python3")
+                                           progress_bar=False, kernel_name="python3",
+                                           # Quiet ipykernel's warning that its
+                                           # local TCP sockets are unencrypted.
+                                           extra_arguments=["--IPKernelApp.log_level=ERROR"])
             except papermill.PapermillExecutionError as e:
                 raise HotlineError(f"notebook {notebook.name} failed at cell {e.exec_count}: "
                                    f"{e.ename}: {e.evalue} (executed copy: {executed})") from None
         html, _ = HTMLExporter().from_notebook_node(nbformat.read(executed, as_version=4))
-        page = out / f"{notebook.stem}.html"
         page.write_text(html)
         pages[notebook.stem] = page
     say(f"analysis written to {out}")
