@@ -189,9 +189,12 @@ def test_a_step_that_dies_is_reported_and_the_others_finish(sandbox, monkeypatch
 
 def test_ctrl_c_stops_the_sweep_and_running_it_again_resumes(sandbox, monkeypatch):
     monkeypatch.setenv("STAND_IN_SLEEP", "2")
+    # SIGINT at its default even where the tests run in the background of a
+    # shell script, which starts them with SIGINT ignored.
     sweep = subprocess.Popen([sys.executable, "-m", "hotline", "run", str(sandbox),
                               "--jobs", "1"], cwd=paths.REPO, start_new_session=True,
-                             stderr=subprocess.PIPE, text=True)
+                             stderr=subprocess.PIPE, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     records = out_dir(sandbox) / workflow.RECORDS
     deadline = time.monotonic() + 120
     while len(list(records.glob("*.json"))) < 2:
