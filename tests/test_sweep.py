@@ -142,8 +142,8 @@ def test_parallel_sweep_with_a_failed_run(sandbox, monkeypatch, capfd):
     for w in words:
         if w[1] in ("start", "end"):
             spans.setdefault(w[2], []).append(float(w[0]))
-    # At most two at once (Snakemake 9.10 and later start a third when the
-    # builds finish, unless cores are also a resource: workflow/Snakefile).
+    # At most two at once (Snakemake 9.15 starts a third when the builds
+    # finish, unless cores are also a resource: workflow/Snakefile).
     running = [sum(1 for a in spans.values() if a[0] <= b[0] < a[1]) for b in spans.values()]
     assert max(running) == 2
     # The failure is in the summary with its reason and log, and in the index.
