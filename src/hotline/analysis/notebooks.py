@@ -6,6 +6,7 @@ RESULTS_DIR/analysis/, next to the results they were made from."""
 from pathlib import Path
 
 from hotline import paths
+from hotline.analysis.results import Results
 from hotline.console import phase, say
 from hotline.errors import HotlineError
 
@@ -28,9 +29,7 @@ def analyse(results_dir: Path) -> dict[str, Path]:
     from nbconvert import HTMLExporter
 
     results_dir = results_dir.resolve()
-    if not (results_dir / "runs.parquet").is_file():
-        raise HotlineError(f"{results_dir} has no runs.parquet: give the directory of a "
-                           "gathered experiment, e.g. results/claims-smoke")
+    Results(results_dir)  # refuses a directory that is not gathered results
     out = results_dir / "analysis"
     out.mkdir(exist_ok=True)
     # No page of an earlier analysis may outlive a failed one.

@@ -32,7 +32,7 @@ from hotline.sweep import workflow
 
 
 def read_record(out_dir: Path, run_id: str) -> dict | None:
-    path = out_dir / workflow.RECORDS / f"{run_id}.json"
+    path = out_dir / workflow.record_path(run_id)
     if path.is_file():
         return json.loads(path.read_text())
     # A run made in-process (./hotline demo) has its directory but no record.

@@ -62,7 +62,7 @@ def step_run(args) -> None:
     run = runs[args.run_id]
     out_dir = Path.cwd()
     record = {"run_id": run.run_id, "status": "failed", "failure": None, "directory": None,
-              "guest_log": None, "step_log": f"{workflow.LOGS}/{run.run_id}.log",
+              "guest_log": None, "step_log": workflow.log_path(run.run_id),
               "reused": False}
     try:
         # Cached by the build steps: these only look the artifacts up.
@@ -83,7 +83,7 @@ def step_run(args) -> None:
         if manifest.exists():
             record["wall_seconds"] = json.loads(manifest.read_text())["wall_seconds"]
     record["recorded"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    path = out_dir / workflow.RECORDS / f"{run.run_id}.json"
+    path = out_dir / workflow.record_path(run.run_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     # Written whole, then renamed: a half-written record would be taken
     # for a finished run.

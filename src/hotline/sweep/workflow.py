@@ -54,6 +54,16 @@ GEM5_OVERHEAD_MIB = 4096
 RUNTIME_MARGIN_MIN = 15
 
 
+def record_path(run_id: str) -> str:
+    """A run step's record, relative to the experiment's results directory."""
+    return f"{RECORDS}/{run_id}.json"
+
+
+def log_path(run_id: str) -> str:
+    """A run step's console output, relative to the same."""
+    return f"{LOGS}/{run_id}.log"
+
+
 @dataclass(frozen=True)
 class RunStep:
     run_id: str
@@ -68,11 +78,11 @@ class RunStep:
 
     @property
     def record(self) -> str:
-        return f"{RECORDS}/{self.run_id}.json"
+        return record_path(self.run_id)
 
     @property
     def log(self) -> str:
-        return f"{LOGS}/{self.run_id}.log"
+        return log_path(self.run_id)
 
 
 @dataclass(frozen=True)
