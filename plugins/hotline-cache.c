@@ -160,19 +160,19 @@ static void free_tuples(struct tuple **slot)
  * thread, so it takes no lock: uncontended locking still cost about a tenth
  * of the plugin's time. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static int threaded;
 
 static void model_lock(void)
 {
-	if (threaded)
+	if (!cpu_from_guest)
 		pthread_mutex_lock(&lock);
 }
 
 static void model_unlock(void)
 {
-	if (threaded)
+	if (!cpu_from_guest)
 		pthread_mutex_unlock(&lock);
 }
+
 static struct cm_model *model;
 static int in_roi;
 static uint64_t *icount;		/* per core, in executed blocks' instructions */
@@ -629,8 +629,7 @@ static int parse_option(const char *arg)
 			      &config.store_buffer_window) == 2;
 	if (!strcmp(key, "cpu")) {
 		cpu_from_guest = !strcmp(v, "guest");
-		threaded = !strcmp(v, "index");
-		return cpu_from_guest || threaded;
+		return cpu_from_guest || !strcmp(v, "index");
 	}
 	if (!strcmp(key, "vmemmap"))
 		return parse_u64(v, &vmemmap_base);
