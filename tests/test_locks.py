@@ -155,6 +155,21 @@ def test_the_sweep_stays_locked_while_any_of_it_runs(sandbox, monkeypatch):  # n
         stop(driver)
 
 
+def test_sigterm_to_the_driver_stops_every_step(sandbox, monkeypatch):  # noqa: F811
+    """Snakemake, sent SIGINT alone, lets its steps run on: the driver
+    stops them too."""
+    monkeypatch.setenv("STAND_IN_SLEEP", "60")
+    driver = start_sweep(sandbox)
+    try:
+        snakemake = snakemake_of(driver)
+        step = running_step(sandbox, snakemake)
+        driver.terminate()
+        assert driver.wait(timeout=45) == 130
+        wait_for(lambda: not alive(step) and not alive(snakemake), "the sweep to stop", 10)
+    finally:
+        stop(driver)
+
+
 SUPERVISED = """
 import sys
 from pathlib import Path

@@ -15,6 +15,7 @@ directory says (progress.py).  What a re-run does:
 """
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -141,8 +142,8 @@ def _watch(sweep: Sweep, command: list[str], lock_fd: int) -> int:
         lock.note(lock_fd, "snakemake", proc.pid)
 
         def terminate(signum, frame):
-            # Not a Ctrl-C, which reaches Snakemake too: pass it on.
-            proc.send_signal(signal.SIGINT)
+            # Not a Ctrl-C, which reaches Snakemake and the steps too: pass it on.
+            _signal(proc, sweep, signal.SIGINT)
             raise KeyboardInterrupt
         previous = signal.signal(signal.SIGTERM, terminate)
         try:
@@ -150,7 +151,7 @@ def _watch(sweep: Sweep, command: list[str], lock_fd: int) -> int:
                 time.sleep(POLL_S)
                 progress.poll()
         except KeyboardInterrupt:
-            _stop(proc)
+            _stop(proc, sweep)
             progress.poll()
             summarize(sweep, progress, proc.returncode, interrupted=True)
             raise
@@ -160,20 +161,34 @@ def _watch(sweep: Sweep, command: list[str], lock_fd: int) -> int:
     return summarize(sweep, progress, proc.returncode)
 
 
-def _stop(proc: subprocess.Popen) -> None:
+def _stop(proc: subprocess.Popen, sweep: Sweep) -> None:
     """Let Snakemake stop its jobs (it marks their outputs incomplete, to be
-    made again next time); ask once more if it does not seem to have heard."""
+    made again next time); ask once more if it does not seem to have heard,
+    then kill it and its steps."""
     say("interrupted: stopping the steps in flight ...")
     for attempt in range(2):
         try:
             proc.wait(timeout=30)
             return
         except subprocess.TimeoutExpired:
-            proc.send_signal(signal.SIGINT)
+            _signal(proc, sweep, signal.SIGINT)
         except KeyboardInterrupt:
             pass
-    proc.kill()
+    _signal(proc, sweep, signal.SIGKILL)
     proc.wait()
+
+
+def _signal(proc: subprocess.Popen, sweep: Sweep, signum: int) -> None:
+    """Snakemake and the steps on this machine, found by the lock they
+    hold: Snakemake (9.15, locally) stops no step itself; on SIGINT it waits
+    for them, counting on the Ctrl-C having reached them too."""
+    pids = [proc.pid] + [pid for pid, role in lock.holders(sweep.out_dir)
+                         if role.startswith(lock.STEP)]
+    for pid in pids:
+        try:
+            os.kill(pid, signum)
+        except ProcessLookupError:
+            pass
 
 
 def summarize(sweep: Sweep, progress: Progress, returncode: int | None,
