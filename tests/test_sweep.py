@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from hotline import paths
+from hotline.kernel import config, source
 from hotline.sweep import engine, gather, workflow
 from hotline.sweep.workflow import load_sweep
 
@@ -122,6 +123,22 @@ def test_kernel_source_reaches_every_step(sandbox, monkeypatch, capfd):
     commands = [line for line in out.splitlines() if line.startswith("Shell command: ")
                 and (" kernel " in line or " run " in line)]
     assert len(commands) == 5 and all(f"--kernel-source {source}" in c for c in commands)
+
+
+@pytest.mark.skipif(not source.DEBIAN_TARBALL.is_file() or not config.DEBIAN_CONFIG.is_file(),
+                    reason="linux-source-6.1 or linux-config-6.1 not installed")
+def test_dry_run_on_debian_source_writes_nothing_big(tmp_path, monkeypatch, capfd):
+    """Naming Debian's kernel source reads its tarball; unpacking it (1.5 GB)
+    waits for a build."""
+    monkeypatch.delenv("HOTLINE_KERNEL_SOURCE", raising=False)
+    monkeypatch.setenv("HOTLINE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HOTLINE_RESULTS", str(tmp_path / "results"))
+    spec = tmp_path / "dry.toml"
+    spec.write_text(SPEC + "repeats = 1\n")
+    assert engine.run_sweep(spec, dry_run=True) == 0
+    assert "build_kernel" in capfd.readouterr().out
+    written = sum(p.stat().st_size for p in tmp_path.rglob("*") if p.is_file())
+    assert written < 4 << 20, f"a dry run wrote {written} bytes under {tmp_path}"
 
 
 def test_parallel_sweep_with_a_failed_run(sandbox, monkeypatch, capfd):

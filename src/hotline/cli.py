@@ -30,6 +30,14 @@ def cmd_check(args) -> int:
 
 
 def cmd_demo(args) -> int:
+    from hotline.sweep.lock import claim
+    # Held until the notebooks are written: the index and the pages are the
+    # demo's results too.
+    with claim(paths.results_dir() / DEMO_SPEC.stem, "hotline demo"):
+        return _demo(args)
+
+
+def _demo(args) -> int:
     from hotline.analysis.notebooks import analyse
     from hotline.experiment import run_experiment
     from hotline.report.render import write_report

@@ -24,6 +24,7 @@ from hotline.kernel.build import Kernel, build_kernel
 from hotline.plugins import Plugin, build_plugin, plugin_options
 from hotline.results.cache_tables import write_tables
 from hotline.simulate import gem5, qemu
+from hotline.sweep.lock import claim
 from hotline.workloads import load_workload
 
 
@@ -219,16 +220,19 @@ def run_experiment(spec_path: Path, *, rerun: bool = False,
         gem5.check_experiment(spec, spec_path)  # before anything is built
     runs = plan(spec)
     variants = sorted({r.variant for r in runs})
-    say(f"experiment {spec_path.stem}: {len(runs)} run(s): {len(variants)} variant(s), "
-        f"{len({r.workload for r in runs})} workload(s), {len({r.system for r in runs})} "
-        f"system(s), {spec.repeats} repeat(s)")
-    start = time.monotonic()
-    image = build_image()
-    kernels = {v: build_kernel(v, kernel_source) for v in variants}
-    plugin = build_plugin(spec.plugin) if spec.plugin else None
     out_dir = paths.results_dir() / spec_path.stem
-    results = [execute(r, spec, spec_path, kernels[r.variant], image, plugin, out_dir, rerun)
-               for r in runs]
+    # One writer at a time in out_dir (sweep/lock.py); before the builds,
+    # so that a second one is refused at once.
+    with claim(out_dir, f"run_experiment {spec_path.name}"):
+        say(f"experiment {spec_path.stem}: {len(runs)} run(s): {len(variants)} variant(s), "
+            f"{len({r.workload for r in runs})} workload(s), {len({r.system for r in runs})} "
+            f"system(s), {spec.repeats} repeat(s)")
+        start = time.monotonic()
+        image = build_image()
+        kernels = {v: build_kernel(v, kernel_source) for v in variants}
+        plugin = build_plugin(spec.plugin) if spec.plugin else None
+        results = [execute(r, spec, spec_path, kernels[r.variant], image, plugin, out_dir,
+                           rerun) for r in runs]
     failed = [r for r in results if r.failure]
     say(f"experiment {spec_path.stem}: {len(results) - len(failed)} ok, {len(failed)} failed, "
         f"in {elapsed(time.monotonic() - start)}; results in {out_dir}")

@@ -3,16 +3,20 @@
 By default Debian's linux-source-6.1 package (a tarball in /usr/src).  The
 environment variable HOTLINE_KERNEL_SOURCE, or --kernel-source, names another
 tarball or an unpacked tree instead.  Tarballs are unpacked once into the
-cache, named by their hash.
+cache, named by their hash, and only when a build needs the tree: naming the
+source (its hash and the version in its Makefile) reads the tarball without
+unpacking it, so that planning a sweep, or its dry run, writes nothing big
+(Debian's unpacks to 1.5 GB).
 """
 
+import functools
 import os
 import re
 import shutil
 import subprocess
 import tarfile
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from hotline import paths
 from hotline.console import phase
@@ -24,17 +28,29 @@ DEBIAN_TARBALL = Path("/usr/src/linux-source-6.1.tar.xz")
 
 @dataclass(frozen=True)
 class KernelSource:
-    tree: Path            # unpacked source, never modified
+    path: Path            # the source tree, or the tarball it is unpacked from
     identity: dict        # what the source is, for cache keys and manifests
 
     @property
     def version(self) -> str:
         return self.identity["kernel_version"]
 
+    @property
+    def tree(self) -> Path:
+        """The unpacked source, never modified; a tarball is unpacked into the
+        cache the first time this is asked for."""
+        if self.identity["kind"] == "tarball":
+            return _unpack(self.path, self.identity["sha256"])
+        return self.path
+
 
 def makefile_version(tree: Path) -> str:
+    return _version((tree / "Makefile").read_text())
+
+
+def _version(makefile: str) -> str:
     fields = {}
-    for line in (tree / "Makefile").read_text().splitlines()[:8]:
+    for line in makefile.splitlines()[:8]:
         if m := re.match(r"(VERSION|PATCHLEVEL|SUBLEVEL|EXTRAVERSION)\s*=\s*(\S*)", line):
             fields[m.group(1)] = m.group(2)
     return "{VERSION}.{PATCHLEVEL}.{SUBLEVEL}{EXTRAVERSION}".format(**fields)
@@ -50,8 +66,12 @@ def _debian_package_version(path: Path) -> str | None:
     return f"{package} {version}"
 
 
+def _unpacked(digest: str) -> Path:
+    return paths.cache_dir() / "kernel-source" / short(digest)
+
+
 def _unpack(tarball: Path, digest: str) -> Path:
-    root = paths.cache_dir() / "kernel-source" / short(digest)
+    root = _unpacked(digest)
     tree = root / "tree"
     if (root / "complete").exists():
         return tree
@@ -79,16 +99,33 @@ def resolve(override: str | None = None) -> KernelSource:
         if not (path / "Makefile").is_file() or not (path / "mm").is_dir():
             raise HotlineError(f"{path} is not a kernel source tree (no Makefile and mm/)")
         tree = path.resolve()
-        identity = {"kind": "tree", "path": str(tree), "git_head": _git_head(tree)}
-    else:
-        if not tarfile.is_tarfile(path):
-            raise HotlineError(f"{path} is neither a directory nor a tarball")
-        digest = hash_file(path)
-        tree = _unpack(path, digest)
-        identity = {"kind": "tarball", "path": str(path.resolve()), "sha256": digest,
-                    "package": _debian_package_version(path)}
-    identity["kernel_version"] = makefile_version(tree)
-    return KernelSource(tree, identity)
+        return KernelSource(tree, {"kind": "tree", "path": str(tree), "git_head": _git_head(tree),
+                                   "kernel_version": makefile_version(tree)})
+    if not tarfile.is_tarfile(path):
+        raise HotlineError(f"{path} is neither a directory nor a tarball")
+    digest = hash_file(path)
+    return KernelSource(path.resolve(), {
+        "kind": "tarball", "path": str(path.resolve()), "sha256": digest,
+        "package": _debian_package_version(path),
+        "kernel_version": _tarball_version(path.resolve(), digest)})
+
+
+@functools.cache
+def _tarball_version(tarball: Path, digest: str) -> str:
+    """The version in the tarball's top-level Makefile, read from the
+    unpacked tree if there is one, else from the tarball as a stream
+    (Debian's has it 1.5 s in; nothing is written).  Per digest and
+    process: a sweep names one source once per variant."""
+    root = _unpacked(digest)
+    if (root / "complete").exists():
+        return makefile_version(root / "tree")
+    with tarfile.open(tarball, "r|*") as stream:
+        for member in stream:
+            # As _unpack wants it: one top-level directory, its Makefile.
+            if member.isfile() and len(PurePosixPath(member.name).parts) == 2 \
+                    and PurePosixPath(member.name).name == "Makefile":
+                return _version(stream.extractfile(member).read().decode(errors="replace"))
+    raise HotlineError(f"{tarball}: expected one top-level directory with a kernel Makefile")
 
 
 def _git_head(tree: Path) -> str | None:

@@ -1,8 +1,17 @@
 """Running a simulator (QEMU or gem5) in a run directory to the guest's end,
 watching the guest's console: killed on a kernel panic or past the timeout,
-progress shown while it runs.  What the ending means is the backend's."""
+progress shown while it runs.  What the ending means is the backend's.
 
+A simulator never outlives the process that supervises it: a sweep step
+or ./hotline demo killed (even by SIGKILL, which runs no clean-up) takes it
+along, so that no simulation goes on unaccounted, outside the sweep's
+--jobs and memory, writing into a run directory nobody will record.
+"""
+
+import ctypes
+import os
 import shlex
+import signal
 import subprocess
 import time
 from dataclasses import dataclass
@@ -36,8 +45,11 @@ def supervise(cmd: list[str], run_dir: Path, *, log: Path, console: Path, timeou
     ticker = Ticker(label)
     killed_for = None
     with open(log, "w") as out:
+        # Its own process group, so that killing it kills whatever it started
+        # (a terminal's Ctrl-C reaches this process, which then kills it).
         proc = subprocess.Popen(cmd, cwd=run_dir, stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=subprocess.STDOUT)
+                                stderr=subprocess.STDOUT, process_group=0,
+                                preexec_fn=_dies_with(os.getpid()))
         try:
             while proc.poll() is None:
                 time.sleep(poll_s)
@@ -49,14 +61,39 @@ def supervise(cmd: list[str], run_dir: Path, *, log: Path, console: Path, timeou
                 elif time.monotonic() - start > timeout_s:
                     killed_for = f"timed out after {timeout_s} s"
                 if killed_for:
-                    proc.kill()
+                    _kill(proc)
                     break
                 ticker.tick(_stage(report))
         finally:
             if proc.poll() is None:
-                proc.kill()
+                _kill(proc)
             proc.wait()
     return Ended(proc.returncode, killed_for, time.monotonic() - start)
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def _dies_with(parent: int):
+    """For preexec_fn: the kernel kills the child when its parent dies.
+    (Strictly, when the thread that started it ends: supervise() waits for
+    the child in that thread.)"""
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+
+    def arrange() -> None:
+        if prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG)")
+        # The parent may have died before the prctl.
+        if os.getppid() != parent:
+            os.kill(os.getpid(), signal.SIGKILL)
+    return arrange
 
 
 def _stage(report: guest_log.GuestReport) -> str:

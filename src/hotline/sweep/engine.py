@@ -14,16 +14,18 @@ directory says (progress.py).  What a re-run does:
   the run's key is unchanged.
 """
 
-import fcntl
 import json
+import os
 import signal
 import subprocess
 import sys
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
 from hotline.console import elapsed, say
 from hotline.errors import HotlineError
+from hotline.sweep import lock
 from hotline.sweep.progress import Progress, build_log
 from hotline.sweep.workflow import (INDEX, LOGS, PROFILES, SNAKEFILE, Sweep, load_sweep,
                                     usable_cores)
@@ -90,32 +92,30 @@ def run_sweep(spec_path: Path, *, jobs: int | None = None, profile: str | None =
         raise HotlineError(f"--jobs {jobs}: give at least 1")
     sweep = load_sweep(Path(spec_path).resolve(), kernel_source)
     profile_dir = resolve_profile(profile) if profile else None
-    say(f"experiment {sweep.name}: {len(sweep.runs)} run(s): {len(sweep.kernels)} variant(s), "
-        f"{len({r.workload for r in sweep.runs})} workload(s), "
-        f"{len({r.system for r in sweep.runs})} system(s), {sweep.spec.repeats} repeat(s); "
-        f"results in {sweep.out_dir}")
-    (sweep.out_dir / ".sweep").mkdir(parents=True, exist_ok=True)
-    records = _records(sweep)
-    failed_before = [step.record for step in sweep.runs
-                     if records.get(step.run_id, {}).get("status") == "failed"]
-    done_before = sum(r.get("status") == "ok" for r in records.values())
-    say(f"{done_before} run(s) have results already" +
-        (f", {len(failed_before)} failed before and run again" if failed_before else "") +
-        "; " + "; ".join(f"{label} {'cached' if Path(m).exists() else 'to build'}"
-                         for label, m in sweep.builds().items()))
-    command = snakemake_command(sweep, jobs=jobs, profile=profile_dir, rerun=rerun,
-                                dry_run=dry_run, kernel_source=kernel_source,
-                                force=failed_before)
-    if dry_run:
-        return subprocess.run(command, cwd=sweep.out_dir).returncode
-
-    with open(sweep.out_dir / ".sweep" / "lock", "w") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise HotlineError(f"another sweep of {sweep.name} is running in "
-                               f"{sweep.out_dir}; wait for it or stop it") from None
-        return _watch(sweep, command)
+    # Before anything is said or written, so that a second sweep of the
+    # experiment ends with the one line that refuses it.  A dry run writes
+    # no results.
+    with nullcontext() if dry_run else lock.claim(sweep.out_dir, "hotline run",
+                                                  shared=True) as lock_fd:
+        say(f"experiment {sweep.name}: {len(sweep.runs)} run(s): {len(sweep.kernels)} "
+            f"variant(s), {len({r.workload for r in sweep.runs})} workload(s), "
+            f"{len({r.system for r in sweep.runs})} system(s), {sweep.spec.repeats} "
+            f"repeat(s); results in {sweep.out_dir}")
+        (sweep.out_dir / ".sweep").mkdir(parents=True, exist_ok=True)
+        records = _records(sweep)
+        failed_before = [step.record for step in sweep.runs
+                         if records.get(step.run_id, {}).get("status") == "failed"]
+        done_before = sum(r.get("status") == "ok" for r in records.values())
+        say(f"{done_before} run(s) have results already" +
+            (f", {len(failed_before)} failed before and run again" if failed_before else "") +
+            "; " + "; ".join(f"{label} {'cached' if Path(m).exists() else 'to build'}"
+                             for label, m in sweep.builds().items()))
+        command = snakemake_command(sweep, jobs=jobs, profile=profile_dir, rerun=rerun,
+                                    dry_run=dry_run, kernel_source=kernel_source,
+                                    force=failed_before)
+        if dry_run:
+            return subprocess.run(command, cwd=sweep.out_dir).returncode
+        return _watch(sweep, command, lock_fd)
 
 
 def _records(sweep: Sweep) -> dict[str, dict]:
@@ -127,19 +127,23 @@ def _records(sweep: Sweep) -> dict[str, dict]:
     return records
 
 
-def _watch(sweep: Sweep, command: list[str]) -> int:
+def _watch(sweep: Sweep, command: list[str], lock_fd: int) -> int:
     progress = Progress(sweep)
     log_path = sweep.out_dir / ENGINE_LOG
     say(f"Snakemake's log: {log_path}")
     with open(log_path, "w") as log:
         log.write(f"$ {' '.join(command)}\n")
         log.flush()
+        # Snakemake holds the experiment's lock with this process (the same
+        # open file), so that it stays held if this process is killed and
+        # Snakemake goes on.
         proc = subprocess.Popen(command, cwd=sweep.out_dir, stdin=subprocess.DEVNULL,
-                                stdout=log, stderr=subprocess.STDOUT)
+                                stdout=log, stderr=subprocess.STDOUT, pass_fds=(lock_fd,))
+        lock.note(lock_fd, "snakemake", proc.pid)
 
         def terminate(signum, frame):
-            # Not a Ctrl-C, which reaches Snakemake too: pass it on.
-            proc.send_signal(signal.SIGINT)
+            # Not a Ctrl-C, which reaches Snakemake and the steps too: pass it on.
+            _signal(proc, sweep, signal.SIGINT)
             raise KeyboardInterrupt
         previous = signal.signal(signal.SIGTERM, terminate)
         try:
@@ -147,7 +151,7 @@ def _watch(sweep: Sweep, command: list[str]) -> int:
                 time.sleep(POLL_S)
                 progress.poll()
         except KeyboardInterrupt:
-            _stop(proc)
+            _stop(proc, sweep)
             progress.poll()
             summarize(sweep, progress, proc.returncode, interrupted=True)
             raise
@@ -157,20 +161,34 @@ def _watch(sweep: Sweep, command: list[str]) -> int:
     return summarize(sweep, progress, proc.returncode)
 
 
-def _stop(proc: subprocess.Popen) -> None:
+def _stop(proc: subprocess.Popen, sweep: Sweep) -> None:
     """Let Snakemake stop its jobs (it marks their outputs incomplete, to be
-    made again next time); ask once more if it does not seem to have heard."""
+    made again next time); ask once more if it does not seem to have heard,
+    then kill it and its steps."""
     say("interrupted: stopping the steps in flight ...")
     for attempt in range(2):
         try:
             proc.wait(timeout=30)
             return
         except subprocess.TimeoutExpired:
-            proc.send_signal(signal.SIGINT)
+            _signal(proc, sweep, signal.SIGINT)
         except KeyboardInterrupt:
             pass
-    proc.kill()
+    _signal(proc, sweep, signal.SIGKILL)
     proc.wait()
+
+
+def _signal(proc: subprocess.Popen, sweep: Sweep, signum: int) -> None:
+    """Snakemake and the steps on this machine, found by the lock they
+    hold: Snakemake (9.15, locally) stops no step itself; on SIGINT it waits
+    for them, counting on the Ctrl-C having reached them too."""
+    pids = [proc.pid] + [pid for pid, role in lock.holders(sweep.out_dir)
+                         if role.startswith(lock.STEP)]
+    for pid in pids:
+        try:
+            os.kill(pid, signum)
+        except ProcessLookupError:
+            pass
 
 
 def summarize(sweep: Sweep, progress: Progress, returncode: int | None,

@@ -12,6 +12,10 @@ simulation succeeded or failed, and exits 0 either way: a failed run is a
 result, and with a non-zero exit Snakemake would hold back the gathering of
 every other run.  A step that cannot record anything (killed, or a bug)
 exits non-zero and Snakemake runs it again next time.
+
+Every step holds the experiment's lock (lock.py) while it runs, so that no
+other writer starts on the results directory while it is still writing
+there, even after the driver and Snakemake are gone.
 """
 
 import argparse
@@ -28,7 +32,7 @@ from hotline.experiment import execute, plan
 from hotline.kernel.build import build_kernel
 from hotline.plugins import build_plugin
 from hotline.simulate import qemu
-from hotline.sweep import gather, workflow
+from hotline.sweep import gather, lock, workflow
 
 
 def _expect(what: str, made: Path, marker: str) -> None:
@@ -125,6 +129,7 @@ def main(argv=None) -> int:
     p.set_defaults(func=step_gather)
     args = parser.parse_args(argv)
     try:
+        lock.join(Path.cwd(), f"{lock.STEP} {args.step}")
         args.func(args)
     except HotlineError as e:
         print(f"hotline: error: {e}", file=sys.stderr)

@@ -119,8 +119,8 @@ def experiment_dir(spec_path: Path) -> Path:
 
 
 def load_sweep(spec_path: Path, kernel_source: str | None = None) -> Sweep:
-    """The sweep of one spec.  It reads every input's hash (and unpacks the
-    kernel source on first use) but builds nothing."""
+    """The sweep of one spec.  It reads every input's hash but builds (and
+    unpacks) nothing."""
     spec_path = Path(spec_path).resolve()
     spec = specs.load_experiment(spec_path)
     if spec.backend == "gem5":
