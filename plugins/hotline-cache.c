@@ -5,7 +5,7 @@
  * the instruction that made it.
  *
  *   -plugin hotline-cache.so,out=FILE,cpus=N,line=64,l1i=SIZE:ASSOC:LATENCY,
- *           l1d=...,l2=...[,l3=...],inclusion=0|1|2,memory=LATENCY,
+ *           l1d=...,l2=...[,l3=...],inclusion=POLICY,memory=LATENCY,
  *           peer=LATENCY,sb=ENTRIES:WINDOW,cpu=index|guest[,cpu_number=OFFSET],
  *           vmemmap=BASE,page_size=BYTES
  *
@@ -36,6 +36,8 @@
  * Counting happens inside the regions of interest (markers begin .. end, as
  * many as the guest marks); the marker reset clears the counts, the marker
  * dump writes them to OUT.dump1, OUT.dump2, ...
+ *
+ * POLICY is the L3's inclusion policy by name (cm_inclusion_name).
  *
  * Output (docs/hotline-cache-format.md), written to OUT at exit, tab-separated,
  * addresses in hex, one record a line after a '#' header with the options:
@@ -582,6 +584,16 @@ static int parse_u64(const char *value, uint64_t *out_value)
 	return *value && !*end;
 }
 
+static int parse_inclusion(const char *value, uint32_t *out_value)
+{
+	for (uint32_t i = 0; cm_inclusion_name(i); i++)
+		if (!strcmp(value, cm_inclusion_name(i))) {
+			*out_value = i;
+			return 1;
+		}
+	return 0;
+}
+
 static int parse_cache(const char *value, struct cm_cache_config *c)
 {
 	char extra;
@@ -619,7 +631,7 @@ static int parse_option(const char *arg)
 	if (!strcmp(key, "l3"))
 		return parse_cache(v, &config.l3);
 	if (!strcmp(key, "inclusion"))
-		return parse_u32(v, &config.inclusion);
+		return parse_inclusion(v, &config.inclusion);
 	if (!strcmp(key, "memory"))
 		return parse_u32(v, &config.memory_latency);
 	if (!strcmp(key, "peer"))

@@ -15,9 +15,6 @@ from hotline.errors import HotlineError
 from hotline.hashing import hash_file, hash_files, hash_json, short
 from hotline.tools import compiler_version
 
-# The cache model's names for the L3's inclusion policies (enum cm_inclusion).
-INCLUSION = {"non-inclusive": 0, "inclusive": 1, "exclusive": 2}
-
 PLUGINS = paths.REPO / "plugins"
 MODEL = PLUGINS / "cachemodel"
 CFLAGS = ["-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-Werror"]
@@ -65,20 +62,12 @@ def build_plugin(name: str) -> Plugin:
 
 def plugin_options(name: str, system, kernel_dir: Path, mode: str) -> list[str]:
     """What a plugin needs to know besides out=: hotline-cache takes the
-    system's caches, the kernel's struct page array, and in deterministic mode finds the executing CPU from
-    the guest's per-CPU base and the kernel's cpu_number variable."""
+    system's caches (cache_options), the kernel's struct page array, and in
+    deterministic mode finds the executing CPU from the guest's per-CPU
+    base and the kernel's cpu_number variable."""
     if name != "hotline-cache":
         return []
-    c = system.caches
-    level = lambda x: f"{x.size_kib * 1024}:{x.assoc}:{x.latency_cycles}"
-    options = [f"cpus={system.cpus}", f"line={c.line_bytes}", f"l1i={level(c.l1i)}",
-               f"l1d={level(c.l1d)}", f"l2={level(c.l2)}",
-               f"inclusion={INCLUSION[c.inclusion]}",
-               f"memory={system.latency.memory_cycles}",
-               f"peer={system.latency.cache_to_cache_cycles}",
-               f"sb={system.store_buffer.entries}:{system.store_buffer.window_instructions}"]
-    if c.l3:
-        options.append(f"l3={level(c.l3)}")
+    options = cache_options(system)
     # Misses on struct page are kept by field (results/objects.py).
     layout = json.loads((kernel_dir / "layout.json").read_text())
     options += [f"vmemmap={layout['symbols']['vmemmap_base']}", f"page_size={layout['sizeof']}"]
@@ -86,6 +75,22 @@ def plugin_options(name: str, system, kernel_dir: Path, mode: str) -> list[str]:
         options += ["cpu=guest", f"cpu_number={_symbol(kernel_dir / 'System.map', 'cpu_number'):#x}"]
     else:
         options.append("cpu=index")
+    return options
+
+
+def cache_options(system) -> list[str]:
+    """hotline-cache's options for the system's caches; the L3's inclusion
+    policy goes by its name, which the plugin looks up in the cache model's
+    own list (cm_inclusion_name)."""
+    c = system.caches
+    level = lambda x: f"{x.size_kib * 1024}:{x.assoc}:{x.latency_cycles}"
+    options = [f"cpus={system.cpus}", f"line={c.line_bytes}", f"l1i={level(c.l1i)}",
+               f"l1d={level(c.l1d)}", f"l2={level(c.l2)}", f"inclusion={c.inclusion}",
+               f"memory={system.latency.memory_cycles}",
+               f"peer={system.latency.cache_to_cache_cycles}",
+               f"sb={system.store_buffer.entries}:{system.store_buffer.window_instructions}"]
+    if c.l3:
+        options.append(f"l3={level(c.l3)}")
     return options
 
 
