@@ -105,12 +105,23 @@ struct block {
 };
 
 /*
- * Counted tuples: misses (cpu, pc, kind, data, outcome at each level),
- * coherence misses (cpu, pc, data, thief cpu, thief pc) and reads after
- * partial writes (cpu, store pc, load pc).  A key is four 64-bit words.
+ * Counted tuples: misses, coherence misses and reads after partial writes.
+ * A tuple's key holds its record's fields by name; those a record does not
+ * use stay 0:
+ *   miss    cpu, pc, kind, data, outcome (at L1, L2, L3; enum cm_outcome)
+ *   stolen  cpu, pc, data, other_cpu (the thief), other_pc (its instruction)
+ *   rapw    cpu, pc (the load), other_pc (the store)
  */
+struct key {
+	uint64_t pc, data, other_pc;
+	uint16_t cpu, other_cpu;	/* cm_config_error: at most 256 cores */
+	uint8_t kind, outcome[3];
+};
+_Static_assert(sizeof(struct key) == 4 * sizeof(uint64_t),
+	       "struct key has no padding: keys are hashed and compared as four words");
+
 struct tuple {
-	uint64_t key[4];
+	struct key key;
 	uint64_t count, cycles;
 	struct tuple *next;
 };
@@ -128,17 +139,19 @@ static uint32_t bucket(uint64_t a, uint64_t b, uint64_t c)
 	return (uint32_t)(h * 0x94d049bb133111ebull >> 40) & (BUCKETS - 1);
 }
 
-static void count_tuple(struct tuple **table, uint64_t a, uint64_t b, uint64_t c, uint64_t d,
-			uint64_t cycles)
+static void count_tuple(struct tuple **table, const struct key *key, uint64_t cycles)
 {
-	struct tuple **slot = &table[bucket(a, b, c ^ (d << 7))], *t;
+	uint64_t w[4];
+	struct tuple **slot, *t;
 
+	memcpy(w, key, sizeof(w));
+	slot = &table[bucket(w[0], w[1], w[2] ^ w[3] * 0xd6e8feb86659fd93ull)];
 	for (t = *slot; t; t = t->next)
-		if (t->key[0] == a && t->key[1] == b && t->key[2] == c && t->key[3] == d)
+		if (!memcmp(&t->key, key, sizeof(*key)))
 			break;
 	if (!t) {
 		t = calloc(1, sizeof(*t));
-		*t = (struct tuple){ .key = { a, b, c, d }, .next = *slot };
+		*t = (struct tuple){ .key = *key, .next = *slot };
 		*slot = t;
 	}
 	t->count++;
@@ -226,21 +239,29 @@ static void write_counters(FILE *out)
 				fprintf(out, "\n");
 			}
 	for (uint32_t i = 0; i < BUCKETS; i++)
-		for (struct tuple *t = misses[i]; t; t = t->next)
+		for (struct tuple *t = misses[i]; t; t = t->next) {
+			const struct key *k = &t->key;
+
 			fprintf(out, "miss\t%u\t0x%" PRIx64 "\t%s\t0x%" PRIx64 "\t%s\t%s\t%s\t%" PRIu64
-				"\t%" PRIu64 "\n", (unsigned)(t->key[0] >> 8), t->key[1],
-				kind_names[t->key[0] & 0xff], t->key[2], outcome_names[t->key[3] & 0xff],
-				outcome_names[(t->key[3] >> 8) & 0xff],
-				outcome_names[(t->key[3] >> 16) & 0xff], t->count, t->cycles);
+				"\t%" PRIu64 "\n", k->cpu, k->pc, kind_names[k->kind], k->data,
+				outcome_names[k->outcome[0]], outcome_names[k->outcome[1]],
+				outcome_names[k->outcome[2]], t->count, t->cycles);
+		}
 	for (uint32_t i = 0; i < BUCKETS; i++)
-		for (struct tuple *t = stolen[i]; t; t = t->next)
-			fprintf(out, "stolen\t%" PRIu64 "\t0x%" PRIx64 "\t0x%" PRIx64 "\t%" PRIu64
-				"\t0x%" PRIx64 "\t%" PRIu64 "\n", t->key[0] >> 16, t->key[1], t->key[2],
-				t->key[0] & 0xffff, t->key[3], t->count);
+		for (struct tuple *t = stolen[i]; t; t = t->next) {
+			const struct key *k = &t->key;
+
+			fprintf(out, "stolen\t%u\t0x%" PRIx64 "\t0x%" PRIx64 "\t%u\t0x%" PRIx64
+				"\t%" PRIu64 "\n", k->cpu, k->pc, k->data, k->other_cpu, k->other_pc,
+				t->count);
+		}
 	for (uint32_t i = 0; i < BUCKETS; i++)
-		for (struct tuple *t = rapw[i]; t; t = t->next)
-			fprintf(out, "rapw\t%" PRIu64 "\t0x%" PRIx64 "\t0x%" PRIx64 "\t%" PRIu64 "\n",
-				t->key[0], t->key[1], t->key[2], t->count);
+		for (struct tuple *t = rapw[i]; t; t = t->next) {
+			const struct key *k = &t->key;
+
+			fprintf(out, "rapw\t%u\t0x%" PRIx64 "\t0x%" PRIx64 "\t%" PRIu64 "\n", k->cpu,
+				k->other_pc, k->pc, t->count);
+		}
 }
 
 /* The marker "reset": the counts start again (the caches keep their state). */
@@ -379,16 +400,22 @@ static void account(uint32_t core, uint64_t pc, uint64_t vaddr, uint64_t paddr, 
 	s->l2[r.l2]++;
 	s->l3[r.l3]++;
 	if (r.l1 != CM_HIT) {
-		uint64_t data = data_key(vaddr, kind);
+		struct key miss = { .cpu = core, .pc = pc, .kind = kind,
+				    .data = data_key(vaddr, kind), .outcome = { r.l1, r.l2, r.l3 } };
 
-		count_tuple(misses, (uint64_t)core << 8 | kind, pc, data,
-			    r.l1 | r.l2 << 8 | (uint64_t)r.l3 << 16, r.cycles);
-		if (r.stolen_by >= 0)
-			count_tuple(stolen, (uint64_t)core << 16 | (uint16_t)r.stolen_by, pc, data,
-				    r.stolen_by_pc, 0);
+		count_tuple(misses, &miss, r.cycles);
+		if (r.stolen_by >= 0) {
+			struct key thief = { .cpu = core, .pc = pc, .data = miss.data,
+					     .other_cpu = r.stolen_by, .other_pc = r.stolen_by_pc };
+
+			count_tuple(stolen, &thief, 0);
+		}
 	}
-	if (r.partial_write)
-		count_tuple(rapw, core, r.store_pc, pc, 0, 0);
+	if (r.partial_write) {
+		struct key pair = { .cpu = core, .pc = pc, .other_pc = r.store_pc };
+
+		count_tuple(rapw, &pair, 0);
+	}
 }
 
 static void on_block(unsigned int vcpu_index, void *udata)
