@@ -1,9 +1,11 @@
 """QEMU TCG plugins (plugins/NAME.c, one file per tool) and the cache model
-they share (plugins/cachemodel/), built into the cache by a hash of their
-sources and the compiler.  Every hotline plugin takes out=FILE and writes its
-results there; the runner puts FILE in the run directory as NAME.out."""
+those that include cachemodel.h share (plugins/cachemodel/), built into the
+cache by a hash of their sources and the compiler.  Every hotline plugin
+takes out=FILE and writes its results there; the runner puts FILE in the run
+directory as NAME.out."""
 
 import json
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -43,9 +45,10 @@ def _plugin_sources(name: str) -> list[Path]:
     source = PLUGINS / f"{name}.c"
     if not source.is_file():
         raise HotlineError(f"unknown plugin '{name}'; available: {', '.join(available_plugins())}")
-    # Every plugin is linked with the cache model; those that do not use it
-    # just carry it.
-    return [source, MODEL / "cachemodel.c"]
+    # A plugin that includes the cache model's header is linked with it.
+    if re.search(r'^#include "cachemodel\.h"', source.read_text(), re.MULTILINE):
+        return [source, MODEL / "cachemodel.c"]
+    return [source]
 
 
 def planned_plugin(name: str) -> Plugin:
