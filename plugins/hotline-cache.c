@@ -5,7 +5,7 @@
  * the instruction that made it.
  *
  *   -plugin hotline-cache.so,out=FILE,cpus=N,line=64,l1i=SIZE:ASSOC:LATENCY,
- *           l1d=...,l2=...[,l3=...],inclusion=0|1|2,memory=LATENCY,
+ *           l1d=...,l2=...[,l3=...],inclusion=POLICY,memory=LATENCY,
  *           peer=LATENCY,sb=ENTRIES:WINDOW,cpu=index|guest[,cpu_number=OFFSET],
  *           vmemmap=BASE,page_size=BYTES
  *
@@ -37,8 +37,12 @@
  * many as the guest marks); the marker reset clears the counts, the marker
  * dump writes them to OUT.dump1, OUT.dump2, ...
  *
+ * POLICY is the L3's inclusion policy by name (cm_inclusion_name).
+ *
  * Output (docs/hotline-cache-format.md), written to OUT at exit, tab-separated,
- * addresses in hex, one record a line after a '#' header with the options:
+ * addresses in hex, one record a line after a '#' header with the options
+ * and the names of the access kinds and of the outcomes (enum cm_outcome's,
+ * cm_outcome_name), so that readers spell none of them:
  *   roi CPU INSTRUCTIONS                      instructions inside the ROIs
  *   insn PC KIND BYTES ACCESSES CYCLES L1x7 L2x7 L3x7
  *                                             outcome counts (enum cm_outcome),
@@ -49,12 +53,19 @@
  *   stolen CPU PC DATA THIEF_CPU THIEF_PC COUNT
  *                                             coherence misses and who caused them
  *   rapw CPU STORE_PC LOAD_PC COUNT           reads after partial writes
+ * and last an end marker counting the records of each type: a file without
+ * it was cut short.  A write that fails (a full disk) fails the run: QEMU
+ * exits with status 1 after one line naming the file (see fail_run).
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cachemodel.h"
 #include "qemu-plugin-api.h"
@@ -76,13 +87,17 @@ static char options_text[1024];
 
 /* ---- records ------------------------------------------------------------ */
 
+/* The kinds of access counted, and their names in the output (its header
+ * lists them: readers take them from there). */
 enum kind { KIND_READ, KIND_WRITE, KIND_RMW, KIND_FETCH, NKINDS };
-enum { OUTCOMES = CM_UPGRADE + 1 };
+static const char *const kind_names[NKINDS] = {
+	[KIND_READ] = "read", [KIND_WRITE] = "write", [KIND_RMW] = "rmw", [KIND_FETCH] = "fetch",
+};
 
 /* Counts per (instruction, kind). */
 struct insn_stats {
 	uint64_t accesses, cycles;
-	uint64_t l1[OUTCOMES], l2[OUTCOMES], l3[OUTCOMES];
+	uint64_t l1[CM_NOUTCOMES], l2[CM_NOUTCOMES], l3[CM_NOUTCOMES];
 };
 
 /* One per instruction address, shared by every translation of it. */
@@ -103,12 +118,23 @@ struct block {
 };
 
 /*
- * Counted tuples: misses (cpu, pc, kind, data, outcome at each level),
- * coherence misses (cpu, pc, data, thief cpu, thief pc) and reads after
- * partial writes (cpu, store pc, load pc).  A key is four 64-bit words.
+ * Counted tuples: misses, coherence misses and reads after partial writes.
+ * A tuple's key holds its record's fields by name; those a record does not
+ * use stay 0:
+ *   miss    cpu, pc, kind, data, outcome (at L1, L2, L3; enum cm_outcome)
+ *   stolen  cpu, pc, data, other_cpu (the thief), other_pc (its instruction)
+ *   rapw    cpu, pc (the load), other_pc (the store)
  */
+struct key {
+	uint64_t pc, data, other_pc;
+	uint16_t cpu, other_cpu;	/* cm_config_error: at most 256 cores */
+	uint8_t kind, outcome[3];
+};
+_Static_assert(sizeof(struct key) == 4 * sizeof(uint64_t),
+	       "struct key has no padding: keys are hashed and compared as four words");
+
 struct tuple {
-	uint64_t key[4];
+	struct key key;
 	uint64_t count, cycles;
 	struct tuple *next;
 };
@@ -126,17 +152,19 @@ static uint32_t bucket(uint64_t a, uint64_t b, uint64_t c)
 	return (uint32_t)(h * 0x94d049bb133111ebull >> 40) & (BUCKETS - 1);
 }
 
-static void count_tuple(struct tuple **table, uint64_t a, uint64_t b, uint64_t c, uint64_t d,
-			uint64_t cycles)
+static void count_tuple(struct tuple **table, const struct key *key, uint64_t cycles)
 {
-	struct tuple **slot = &table[bucket(a, b, c ^ (d << 7))], *t;
+	uint64_t w[4];
+	struct tuple **slot, *t;
 
+	memcpy(w, key, sizeof(w));
+	slot = &table[bucket(w[0], w[1], w[2] ^ w[3] * 0xd6e8feb86659fd93ull)];
 	for (t = *slot; t; t = t->next)
-		if (t->key[0] == a && t->key[1] == b && t->key[2] == c && t->key[3] == d)
+		if (!memcmp(&t->key, key, sizeof(*key)))
 			break;
 	if (!t) {
 		t = calloc(1, sizeof(*t));
-		*t = (struct tuple){ .key = { a, b, c, d }, .next = *slot };
+		*t = (struct tuple){ .key = *key, .next = *slot };
 		*slot = t;
 	}
 	t->count++;
@@ -194,16 +222,58 @@ static GByteArray *reg_buf;
 
 /* ---- report ------------------------------------------------------------- */
 
-static const char *const kind_names[] = { "read", "write", "rmw", "fetch" };
-static const char *const outcome_names[] = {
-	"-", "hit", "compulsory", "capacity", "conflict", "coherence", "upgrade",
+#define FORMAT_VERSION 3	/* docs/hotline-cache-format.md */
+
+/* The records, in the order they are written; the end marker counts each. */
+enum record { REC_ROI, REC_INSN, REC_MISS, REC_STOLEN, REC_RAPW, NRECORDS };
+static const char *const record_names[NRECORDS] = {
+	[REC_ROI] = "roi", [REC_INSN] = "insn", [REC_MISS] = "miss", [REC_STOLEN] = "stolen",
+	[REC_RAPW] = "rapw",
 };
 
-static void write_counters(FILE *out)
+/*
+ * An output being written.  Every write is checked: the first failure's
+ * errno is kept and the writes after it are skipped (a full disk stays
+ * full), so one test at the end covers them all.
+ */
+struct output {
+	FILE *f;
+	int error;
+	uint64_t records[NRECORDS];
+};
+
+static void __attribute__((format(printf, 2, 3))) emit(struct output *o, const char *format, ...)
 {
-	fprintf(out, "# hotline-cache 2%s\n", options_text);
-	for (uint32_t c = 0; c < config.cores; c++)
-		fprintf(out, "roi\t%u\t%" PRIu64 "\n", c, roi_icount[c]);
+	va_list args;
+
+	if (o->error)
+		return;
+	va_start(args, format);
+	if (vfprintf(o->f, format, args) < 0)
+		o->error = errno ? errno : EIO;
+	va_end(args);
+}
+
+/* A record's first field, its name; the caller writes the rest of the line. */
+static void begin_record(struct output *o, enum record r)
+{
+	o->records[r]++;
+	emit(o, "%s", record_names[r]);
+}
+
+static void write_counters(struct output *o)
+{
+	emit(o, "# hotline-cache %d%s\n# kinds", FORMAT_VERSION, options_text);
+	for (int k = 0; k < NKINDS; k++)
+		emit(o, " %s", kind_names[k]);
+	emit(o, "\n# outcomes");
+	for (int r = 0; r < CM_NOUTCOMES; r++)
+		emit(o, " %s", cm_outcome_name(r));
+	emit(o, "\n");
+	for (uint32_t c = 0; c < config.cores; c++) {
+		begin_record(o, REC_ROI);
+		emit(o, "\t%u\t%" PRIu64 "\n", c, roi_icount[c]);
+	}
 	for (uint32_t i = 0; i < BUCKETS; i++)
 		for (struct insn *n = insns[i]; n; n = n->next)
 			for (int k = 0; k < NKINDS; k++) {
@@ -211,34 +281,114 @@ static void write_counters(FILE *out)
 
 				if (!s->accesses)
 					continue;
-				fprintf(out, "insn\t0x%" PRIx64 "\t%s\t", n->pc, kind_names[k]);
+				begin_record(o, REC_INSN);
+				emit(o, "\t0x%" PRIx64 "\t%s\t", n->pc, kind_names[k]);
 				for (int b = 0; b < n->len; b++)
-					fprintf(out, "%02x", n->bytes[b]);
-				fprintf(out, "\t%" PRIu64 "\t%" PRIu64, s->accesses, s->cycles);
-				for (int o = 0; o < OUTCOMES; o++)
-					fprintf(out, "\t%" PRIu64, s->l1[o]);
-				for (int o = 0; o < OUTCOMES; o++)
-					fprintf(out, "\t%" PRIu64, s->l2[o]);
-				for (int o = 0; o < OUTCOMES; o++)
-					fprintf(out, "\t%" PRIu64, s->l3[o]);
-				fprintf(out, "\n");
+					emit(o, "%02x", n->bytes[b]);
+				emit(o, "\t%" PRIu64 "\t%" PRIu64, s->accesses, s->cycles);
+				for (int r = 0; r < CM_NOUTCOMES; r++)
+					emit(o, "\t%" PRIu64, s->l1[r]);
+				for (int r = 0; r < CM_NOUTCOMES; r++)
+					emit(o, "\t%" PRIu64, s->l2[r]);
+				for (int r = 0; r < CM_NOUTCOMES; r++)
+					emit(o, "\t%" PRIu64, s->l3[r]);
+				emit(o, "\n");
 			}
 	for (uint32_t i = 0; i < BUCKETS; i++)
-		for (struct tuple *t = misses[i]; t; t = t->next)
-			fprintf(out, "miss\t%u\t0x%" PRIx64 "\t%s\t0x%" PRIx64 "\t%s\t%s\t%s\t%" PRIu64
-				"\t%" PRIu64 "\n", (unsigned)(t->key[0] >> 8), t->key[1],
-				kind_names[t->key[0] & 0xff], t->key[2], outcome_names[t->key[3] & 0xff],
-				outcome_names[(t->key[3] >> 8) & 0xff],
-				outcome_names[(t->key[3] >> 16) & 0xff], t->count, t->cycles);
+		for (struct tuple *t = misses[i]; t; t = t->next) {
+			const struct key *k = &t->key;
+
+			begin_record(o, REC_MISS);
+			emit(o, "\t%u\t0x%" PRIx64 "\t%s\t0x%" PRIx64 "\t%s\t%s\t%s\t%" PRIu64 "\t%"
+			     PRIu64 "\n", k->cpu, k->pc, kind_names[k->kind], k->data,
+			     cm_outcome_name(k->outcome[0]), cm_outcome_name(k->outcome[1]),
+			     cm_outcome_name(k->outcome[2]), t->count, t->cycles);
+		}
 	for (uint32_t i = 0; i < BUCKETS; i++)
-		for (struct tuple *t = stolen[i]; t; t = t->next)
-			fprintf(out, "stolen\t%" PRIu64 "\t0x%" PRIx64 "\t0x%" PRIx64 "\t%" PRIu64
-				"\t0x%" PRIx64 "\t%" PRIu64 "\n", t->key[0] >> 16, t->key[1], t->key[2],
-				t->key[0] & 0xffff, t->key[3], t->count);
+		for (struct tuple *t = stolen[i]; t; t = t->next) {
+			const struct key *k = &t->key;
+
+			begin_record(o, REC_STOLEN);
+			emit(o, "\t%u\t0x%" PRIx64 "\t0x%" PRIx64 "\t%u\t0x%" PRIx64 "\t%" PRIu64 "\n",
+			     k->cpu, k->pc, k->data, k->other_cpu, k->other_pc, t->count);
+		}
 	for (uint32_t i = 0; i < BUCKETS; i++)
-		for (struct tuple *t = rapw[i]; t; t = t->next)
-			fprintf(out, "rapw\t%" PRIu64 "\t0x%" PRIx64 "\t0x%" PRIx64 "\t%" PRIu64 "\n",
-				t->key[0], t->key[1], t->key[2], t->count);
+		for (struct tuple *t = rapw[i]; t; t = t->next) {
+			const struct key *k = &t->key;
+
+			begin_record(o, REC_RAPW);
+			emit(o, "\t%u\t0x%" PRIx64 "\t0x%" PRIx64 "\t%" PRIu64 "\n", k->cpu,
+			     k->other_pc, k->pc, t->count);
+		}
+	emit(o, "# end");
+	for (int r = 0; r < NRECORDS; r++)
+		emit(o, " %s=%" PRIu64, record_names[r], o->records[r]);
+	emit(o, "\n");
+}
+
+/*
+ * The counts, written to path and checked all the way down: the writes,
+ * the flush of stdio's buffer, fsync (where a file system reports a failed
+ * write-back; a device or pipe, which cannot be synchronised, says EINVAL)
+ * and the close.  Returns 0, or the errno of the first failure.
+ */
+static int write_file(const char *path)
+{
+	struct output o = { .f = fopen(path, "w") };
+
+	if (!o.f)
+		return errno;
+	write_counters(&o);
+	if (!o.error && fflush(o.f))
+		o.error = errno;
+	if (!o.error && fsync(fileno(o.f)) && errno != EINVAL)
+		o.error = errno;
+	if (fclose(o.f) && !o.error)
+		o.error = errno;
+	return o.error;
+}
+
+/* The first write that failed, as the line that fail_run prints. */
+static char failure[4096 + 256];
+
+/* No file that could pass for a result is left: a regular file is removed
+ * (never /dev/full, say, or a pipe). */
+static void remove_output(const char *path)
+{
+	struct stat st;
+
+	if (!stat(path, &st) && S_ISREG(st.st_mode))
+		unlink(path);
+}
+
+/* A write failed: its file goes, and the first failure is kept for
+ * fail_run (a dump fails while the guest runs; the run fails at exit). */
+static void write_failed(const char *path, int error)
+{
+	remove_output(path);
+	if (!failure[0])
+		snprintf(failure, sizeof(failure),
+			 "hotline-cache: cannot write %s: %s; its counts are lost\n", path,
+			 strerror(error));
+}
+
+/*
+ * A failed write fails the run.  QEMU calls the plugin's exit callback from
+ * the C library's exit handlers (plugins/core.c registers it with atexit()),
+ * once main has chosen the exit status, 0 after a clean shutdown; the
+ * plugin API cannot change that status, and calling exit() again from an
+ * exit handler is undefined behaviour.  So: one line on stderr naming the
+ * file and the error (the runner quotes QEMU's last line), then _exit(1),
+ * which ends the process at once with status 1.  It skips only stdio's
+ * buffers, flushed here first, and the exit handlers registered before
+ * QEMU's plugin core (handlers run last-registered first, so QEMU's own
+ * have run).
+ */
+static void fail_run(void)
+{
+	fputs(failure, stderr);
+	fflush(NULL);
+	_exit(1);
 }
 
 /* The marker "reset": the counts start again (the caches keep their state). */
@@ -259,30 +409,25 @@ static void dump_counters(void)
 {
 	static unsigned int dumps;
 	char path[4096];
-	FILE *f;
+	int error;
 
 	snprintf(path, sizeof(path), "%s.dump%u", out_path, ++dumps);
-	f = fopen(path, "w");
-	if (!f) {
-		perror(path);
-		return;
-	}
-	write_counters(f);
-	fclose(f);
+	if ((error = write_file(path)))
+		write_failed(path, error);
 }
 
 static void report(qemu_plugin_id_t id, void *udata)
 {
-	FILE *out = fopen(out_path, "w");
+	int error;
 
 	(void)id, (void)udata;
-	if (!out) {
-		perror(out_path);
-		exit(1);
-	}
-	write_counters(out);
-	fclose(out);
+	if (!failure[0] && (error = write_file(out_path)))
+		write_failed(out_path, error);
 	cm_free(model);
+	if (failure[0]) {
+		remove_output(out_path);	/* after a failed dump: install's empty probe */
+		fail_run();
+	}
 }
 
 /* ---- the executing CPU (cpu=guest) -------------------------------------- */
@@ -377,16 +522,22 @@ static void account(uint32_t core, uint64_t pc, uint64_t vaddr, uint64_t paddr, 
 	s->l2[r.l2]++;
 	s->l3[r.l3]++;
 	if (r.l1 != CM_HIT) {
-		uint64_t data = data_key(vaddr, kind);
+		struct key miss = { .cpu = core, .pc = pc, .kind = kind,
+				    .data = data_key(vaddr, kind), .outcome = { r.l1, r.l2, r.l3 } };
 
-		count_tuple(misses, (uint64_t)core << 8 | kind, pc, data,
-			    r.l1 | r.l2 << 8 | (uint64_t)r.l3 << 16, r.cycles);
-		if (r.stolen_by >= 0)
-			count_tuple(stolen, (uint64_t)core << 16 | (uint16_t)r.stolen_by, pc, data,
-				    r.stolen_by_pc, 0);
+		count_tuple(misses, &miss, r.cycles);
+		if (r.stolen_by >= 0) {
+			struct key thief = { .cpu = core, .pc = pc, .data = miss.data,
+					     .other_cpu = r.stolen_by, .other_pc = r.stolen_by_pc };
+
+			count_tuple(stolen, &thief, 0);
+		}
 	}
-	if (r.partial_write)
-		count_tuple(rapw, core, r.store_pc, pc, 0, 0);
+	if (r.partial_write) {
+		struct key pair = { .cpu = core, .pc = pc, .other_pc = r.store_pc };
+
+		count_tuple(rapw, &pair, 0);
+	}
 }
 
 static void on_block(unsigned int vcpu_index, void *udata)
@@ -582,6 +733,16 @@ static int parse_u64(const char *value, uint64_t *out_value)
 	return *value && !*end;
 }
 
+static int parse_inclusion(const char *value, uint32_t *out_value)
+{
+	for (uint32_t i = 0; cm_inclusion_name(i); i++)
+		if (!strcmp(value, cm_inclusion_name(i))) {
+			*out_value = i;
+			return 1;
+		}
+	return 0;
+}
+
 static int parse_cache(const char *value, struct cm_cache_config *c)
 {
 	char extra;
@@ -619,7 +780,7 @@ static int parse_option(const char *arg)
 	if (!strcmp(key, "l3"))
 		return parse_cache(v, &config.l3);
 	if (!strcmp(key, "inclusion"))
-		return parse_u32(v, &config.inclusion);
+		return parse_inclusion(v, &config.inclusion);
 	if (!strcmp(key, "memory"))
 		return parse_u32(v, &config.memory_latency);
 	if (!strcmp(key, "peer"))
@@ -672,11 +833,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	/* Fail now, not after the run, if the output cannot be written. */
 	FILE *probe_out = fopen(out_path, "w");
 
-	if (!probe_out) {
+	if (!probe_out || fclose(probe_out)) {
 		perror(out_path);
 		return -1;
 	}
-	fclose(probe_out);
 	model = cm_new(&config);
 	icount = calloc(config.cores, sizeof(*icount));
 	roi_icount = calloc(config.cores, sizeof(*roi_icount));

@@ -25,10 +25,17 @@
  * thread=multi do not).  Plain global counters are exact in that mode, since
  * only one vCPU runs at a time, and atomic adds keep them right in parallel
  * mode.
+ *
+ * Every write is checked: if one fails (a full disk), QEMU exits with
+ * status 1 after one line naming FILE and the error, as hotline-cache does
+ * (its fail_run says why _exit).
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "qemu-plugin-api.h"
 #include "roi-marker.h"
@@ -43,9 +50,17 @@ struct counts {
 };
 
 static struct counts total;
+static const char *out_path;
 static FILE *out;
+static int write_error;		/* errno of the first failed write, 0 if none */
 static struct counts at_begin;
 static int in_roi, roi_number;
+
+static void check(int failed)
+{
+	if (failed && !write_error)
+		write_error = errno ? errno : EIO;
+}
 
 static void add(uint64_t *counter, uint64_t n)
 {
@@ -87,10 +102,10 @@ static void on_marker(unsigned int vcpu_index, void *udata)
 		in_roi = 1;
 	} else if (op == ROI_END && in_roi) {
 		in_roi = 0;
-		fprintf(out, "roi %d insns=%" PRIu64 " loads=%" PRIu64 " stores=%" PRIu64 "\n",
-			roi_number++, now.insns - at_begin.insns, now.loads - at_begin.loads,
-			now.stores - at_begin.stores);
-		fflush(out);
+		check(fprintf(out, "roi %d insns=%" PRIu64 " loads=%" PRIu64 " stores=%" PRIu64
+			      "\n", roi_number++, now.insns - at_begin.insns,
+			      now.loads - at_begin.loads, now.stores - at_begin.stores) < 0);
+		check(fflush(out) != 0);
 	}
 }
 
@@ -128,8 +143,15 @@ static void on_qemu_exit(qemu_plugin_id_t id, void *udata)
 	(void)id;
 	(void)udata;
 	if (in_roi)
-		fprintf(out, "roi %d unterminated\n", roi_number);
-	fclose(out);
+		check(fprintf(out, "roi %d unterminated\n", roi_number) < 0);
+	check(fflush(out) != 0);
+	check(fsync(fileno(out)) != 0 && errno != EINVAL);	/* EINVAL: a device or pipe */
+	check(fclose(out) != 0);
+	if (write_error) {
+		fprintf(stderr, "roi-count: cannot write %s: %s\n", out_path, strerror(write_error));
+		fflush(NULL);
+		_exit(1);
+	}
 }
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
@@ -154,6 +176,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		fprintf(stderr, "roi-count: needs full-system emulation\n");
 		return -1;
 	}
+	out_path = path;
 	out = fopen(path, "w");
 	if (!out) {
 		perror(path);

@@ -11,17 +11,21 @@ from hotline.results.cache_tables import raw_misses
 from hotline.results.objects import ObjectMap, announced_objects
 from hotline.results.symbols import Symbol
 
-HEADER = "# hotline-cache 2 cpus=2 line=64\n"
+HEADER = ("# hotline-cache 3 cpus=2 line=64\n"
+          "# kinds read write rmw fetch\n"
+          "# outcomes not-reached hit compulsory capacity conflict coherence upgrade\n")
 ZEROS = "\t".join(["0"] * 21)
-OUTPUT = HEADER + (
+RECORDS = (
     "roi\t0\t1000\n"
     "roi\t1\t2000\n"
     f"insn\t0xffffffff81000010\tread\t488b07\t10\t120\t{ZEROS}\n"
     "miss\t1\t0xffffffff81000010\tread\t0xffffea0000000000\tcapacity\tcapacity\thit\t3\t126\n"
-    "miss\t0\t0xffffffff81000020\tfetch\t0x0\tcompulsory\thit\t-\t1\t12\n"
-    "miss\t0\t0x401000\twrite\t0x0\tupgrade\t-\t-\t2\t120\n"
+    "miss\t0\t0xffffffff81000020\tfetch\t0x0\tcompulsory\thit\tnot-reached\t1\t12\n"
+    "miss\t0\t0x401000\twrite\t0x0\tupgrade\tnot-reached\tnot-reached\t2\t120\n"
     "stolen\t1\t0xffffffff81000010\t0xffffea0000000000\t0\t0xffffffff81000030\t4\n"
     "rapw\t0\t0xffffffff81000040\t0xffffffff81000044\t7\n")
+END = "# end roi=2 insn=1 miss=3 stolen=1 rapw=1\n"
+OUTPUT = HEADER + RECORDS + END
 
 
 def test_output_records_become_typed_frames(tmp_path):
@@ -37,15 +41,65 @@ def test_output_records_become_typed_frames(tmp_path):
     assert frames["rapw"].loc[0, "load_pc"] == 0xffffffff81000044
 
 
+def test_the_insn_records_outcome_columns_are_named_by_the_header(tmp_path):
+    # 7 outcomes at each of 3 levels, in the header's order.
+    path = tmp_path / "hotline-cache.out"
+    path.write_text(OUTPUT)
+    columns = list(plugin_output.read(path)["insn"].columns)
+    assert columns[5:8] == ["l1_not-reached", "l1_hit", "l1_compulsory"]
+    assert columns[-1] == "l3_upgrade" and len(columns) == 5 + 21
+
+
 @pytest.mark.parametrize("text, complaint", [
-    ("insn\t0x1\n", "not a hotline-cache version 2 output"),
-    (HEADER + "miss\t0\t0x10\n", "2: malformed record"),
-    (HEADER + "bogus\t1\n", "2: malformed record"),
+    ("insn\t0x1\n", "not a hotline-cache version 3 output"),
+    (OUTPUT.replace("# hotline-cache 3", "# hotline-cache 2"),
+     "not a hotline-cache version 3 output"),
+    (HEADER + "miss\t0\t0x10\n" + END, "4: malformed record"),
+    (HEADER + "bogus\t1\n" + END, "4: malformed record"),
+    (OUTPUT.replace("\tcapacity\tcapacity\thit", "\tcapacity\tbogus\thit"),
+     "l2 'bogus' is none of the header's not-reached hit compulsory"),
+    (OUTPUT.replace("\tfetch\t", "\tifetch\t"), "kind 'ifetch' is none of the header's"),
+    (OUTPUT.replace("# kinds read write rmw fetch\n", ""), "header does not name the kinds"),
+    (OUTPUT + "roi\t2\t0\n", "13: a line after the end marker"),
+    (OUTPUT.replace(END, "# end roi=2 insn=1 miss=3\n"), "12: malformed end marker"),
 ])
 def test_bad_output_is_refused_with_the_line(tmp_path, text, complaint):
     path = tmp_path / "hotline-cache.out"
     path.write_text(text)
     with pytest.raises(plugin_output.FormatError, match=complaint):
+        plugin_output.read(path)
+
+
+@pytest.mark.parametrize("lines_kept", range(1, OUTPUT.count("\n")))
+def test_an_output_cut_at_a_line_boundary_is_refused(tmp_path, lines_kept):
+    # What a full disk or a killed QEMU leaves: every line whole, the end
+    # marker missing.  Before the end marker existed, such a file was read
+    # as a run with fewer records (0 misses instead of 127,204, measured).
+    path = tmp_path / "hotline-cache.out"
+    path.write_text("".join(OUTPUT.splitlines(keepends=True)[:lines_kept]))
+    with pytest.raises(plugin_output.FormatError) as refused:
+        plugin_output.read(path)
+    message = str(refused.value)
+    assert message.startswith(f"{path}: no end marker") and message.endswith("--rerun)")
+    assert "\n" not in message
+
+
+def test_an_output_cut_inside_a_line_is_refused(tmp_path):
+    path = tmp_path / "hotline-cache.out"
+    path.write_text(OUTPUT[:OUTPUT.index("\tcapacity\tcapacity")])
+    with pytest.raises(plugin_output.FormatError,
+                       match=r"hotline-cache.out:7: cut short in the middle of a line.*--rerun"):
+        plugin_output.read(path)
+
+
+def test_counts_that_disagree_with_the_end_marker_are_refused(tmp_path):
+    # A miss record lost from the middle, the end marker intact.
+    path = tmp_path / "hotline-cache.out"
+    path.write_text(OUTPUT.replace("miss\t0\t0x401000\twrite\t0x0\tupgrade\tnot-reached"
+                                   "\tnot-reached\t2\t120\n", ""))
+    with pytest.raises(plugin_output.FormatError,
+                       match=r"hotline-cache.out: record counts disagree with the end marker "
+                             r"\(miss 3 announced, 2 read\).*--rerun"):
         plugin_output.read(path)
 
 

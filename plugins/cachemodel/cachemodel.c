@@ -15,6 +15,7 @@
 #include "cachemodel.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -327,8 +328,8 @@ const char *cm_config_error(const struct cm_config *cfg)
 		return e;
 	if (cfg->l3.size_bytes && (e = cache_error(&cfg->l3, cfg->line_bytes)))
 		return e;
-	if (cfg->inclusion > CM_EXCLUSIVE)
-		return "inclusion must be non-inclusive, inclusive or exclusive";
+	if (cfg->inclusion >= CM_NINCLUSIONS)
+		return "inclusion must be a value of enum cm_inclusion (cm_inclusion_name)";
 	if (cfg->store_buffer_entries < 1 || cfg->store_buffer_entries > 4096)
 		return "store_buffer_entries must be 1..4096";
 	return NULL;
@@ -697,4 +698,82 @@ void cm_access(struct cm_model *m, uint32_t core, uint64_t pc, uint64_t paddr, u
 		if (line == first || r.cycles > result->cycles)
 			*result = r;
 	}
+}
+
+/* ---- names and layout (cachemodel.h) ------------------------------------ */
+
+static const char *const kind_names[CM_NKINDS] = {
+	[CM_IFETCH] = "ifetch", [CM_LOAD] = "load", [CM_STORE] = "store", [CM_RMW] = "rmw",
+};
+static const char *const outcome_names[CM_NOUTCOMES] = {
+	[CM_NOT_REACHED] = "not-reached", [CM_HIT] = "hit", [CM_COMPULSORY] = "compulsory",
+	[CM_CAPACITY] = "capacity", [CM_CONFLICT] = "conflict", [CM_COHERENCE] = "coherence",
+	[CM_UPGRADE] = "upgrade",
+};
+static const char *const source_names[CM_NSOURCES] = {
+	[CM_FROM_L1] = "l1", [CM_FROM_L2] = "l2", [CM_FROM_L3] = "l3", [CM_FROM_PEER] = "peer",
+	[CM_FROM_MEMORY] = "memory",
+};
+static const char *const inclusion_names[CM_NINCLUSIONS] = {
+	[CM_NON_INCLUSIVE] = "non-inclusive", [CM_INCLUSIVE] = "inclusive",
+	[CM_EXCLUSIVE] = "exclusive",
+};
+
+const char *cm_kind_name(uint32_t kind)
+{
+	return kind < CM_NKINDS ? kind_names[kind] : NULL;
+}
+
+const char *cm_outcome_name(uint32_t outcome)
+{
+	return outcome < CM_NOUTCOMES ? outcome_names[outcome] : NULL;
+}
+
+const char *cm_source_name(uint32_t source)
+{
+	return source < CM_NSOURCES ? source_names[source] : NULL;
+}
+
+const char *cm_inclusion_name(uint32_t inclusion)
+{
+	return inclusion < CM_NINCLUSIONS ? inclusion_names[inclusion] : NULL;
+}
+
+#define MEMBER(type, member) \
+	{ #type, #member, offsetof(struct type, member), sizeof(((struct type *)0)->member) }
+#define SIZE(type) { #type, "", 0, sizeof(struct type) }
+
+const struct cm_member *cm_layout(void)
+{
+	static const struct cm_member layout[] = {
+		SIZE(cm_cache_config),
+		MEMBER(cm_cache_config, size_bytes),
+		MEMBER(cm_cache_config, assoc),
+		MEMBER(cm_cache_config, latency),
+		SIZE(cm_config),
+		MEMBER(cm_config, cores),
+		MEMBER(cm_config, line_bytes),
+		MEMBER(cm_config, l1i),
+		MEMBER(cm_config, l1d),
+		MEMBER(cm_config, l2),
+		MEMBER(cm_config, l3),
+		MEMBER(cm_config, inclusion),
+		MEMBER(cm_config, memory_latency),
+		MEMBER(cm_config, peer_latency),
+		MEMBER(cm_config, store_buffer_entries),
+		MEMBER(cm_config, store_buffer_window),
+		SIZE(cm_result),
+		MEMBER(cm_result, l1),
+		MEMBER(cm_result, l2),
+		MEMBER(cm_result, l3),
+		MEMBER(cm_result, source),
+		MEMBER(cm_result, partial_write),
+		MEMBER(cm_result, stolen_by),
+		MEMBER(cm_result, cycles),
+		MEMBER(cm_result, stolen_by_pc),
+		MEMBER(cm_result, store_pc),
+		{ NULL, NULL, 0, 0 },
+	};
+
+	return layout;
 }

@@ -28,7 +28,7 @@
 
 #include <stdint.h>
 
-enum cm_kind { CM_IFETCH, CM_LOAD, CM_STORE, CM_RMW };
+enum cm_kind { CM_IFETCH, CM_LOAD, CM_STORE, CM_RMW, CM_NKINDS };
 
 /* What happened at one level of one access. */
 enum cm_outcome {
@@ -39,12 +39,25 @@ enum cm_outcome {
 	CM_CONFLICT,
 	CM_COHERENCE,
 	CM_UPGRADE,
+	CM_NOUTCOMES
 };
 
 /* Who supplied the data. */
-enum cm_source { CM_FROM_L1, CM_FROM_L2, CM_FROM_L3, CM_FROM_PEER, CM_FROM_MEMORY };
+enum cm_source { CM_FROM_L1, CM_FROM_L2, CM_FROM_L3, CM_FROM_PEER, CM_FROM_MEMORY, CM_NSOURCES };
 
-enum cm_inclusion { CM_NON_INCLUSIVE, CM_INCLUSIVE, CM_EXCLUSIVE };
+enum cm_inclusion { CM_NON_INCLUSIVE, CM_INCLUSIVE, CM_EXCLUSIVE, CM_NINCLUSIONS };
+
+/*
+ * The name of each value of the enums above, or NULL past the last one.
+ * These are the only spellings: the plugin writes the outcomes' names into
+ * its output's header and parses inclusion= by name, and Python reads all
+ * four lists from this library (src/hotline/cachemodel.py) or from the
+ * output's header (src/hotline/results/plugin_output.py).
+ */
+const char *cm_kind_name(uint32_t kind);
+const char *cm_outcome_name(uint32_t outcome);
+const char *cm_source_name(uint32_t source);
+const char *cm_inclusion_name(uint32_t inclusion);
 
 struct cm_cache_config {
 	uint32_t size_bytes;	/* 0: no such cache (L3 only) */
@@ -72,6 +85,19 @@ struct cm_result {
 	uint64_t stolen_by_pc;		/* coherence miss: the invalidating instruction */
 	uint64_t store_pc;		/* partial write: the store's instruction */
 };
+
+/*
+ * Where each member of the three structs above lies, for mirrors of them in
+ * other languages (the ctypes structures of src/hotline/cachemodel.py, which
+ * are checked against this when the library is loaded): one entry per
+ * member, one per struct with member "" giving its size, then all NULL.
+ */
+struct cm_member {
+	const char *type, *member;
+	uint32_t offset, size;
+};
+
+const struct cm_member *cm_layout(void);
 
 struct cm_model;
 

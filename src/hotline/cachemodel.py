@@ -1,18 +1,20 @@
 """Python access to the C cache model (plugins/cachemodel/), through ctypes:
 for tests and for comparing it against other models.  The QEMU plugin links
-the same C code."""
+the same C code.
+
+The C library is the one home of what this module mirrors: the names of
+access kinds, outcomes, sources and inclusion policies are read from it
+(cm_*_name), and the ctypes structures below are checked against its
+layout table (cm_layout) when it is loaded, so that a change on either side
+fails at once instead of misreading memory."""
 
 import ctypes
 from dataclasses import dataclass
 from functools import cache
 
 from hotline.errors import HotlineError
-from hotline.plugins import INCLUSION, build_cache_model
+from hotline.plugins import build_cache_model
 from hotline.specs import SystemSpec
-
-KINDS = {"ifetch": 0, "load": 1, "store": 2, "rmw": 3}
-OUTCOMES = ("not-reached", "hit", "compulsory", "capacity", "conflict", "coherence", "upgrade")
-SOURCES = ("l1", "l2", "l3", "peer", "memory")
 
 
 class _CacheConfig(ctypes.Structure):
@@ -49,6 +51,24 @@ class Access:
     partial_write_store_pc: int | None = None
 
 
+class _Member(ctypes.Structure):
+    _fields_ = [("type", ctypes.c_char_p), ("member", ctypes.c_char_p),
+                ("offset", ctypes.c_uint32), ("size", ctypes.c_uint32)]
+
+
+# The C structs the ctypes structures above mirror.
+MIRRORS = {"cm_cache_config": _CacheConfig, "cm_config": _Config, "cm_result": _Result}
+
+
+@dataclass(frozen=True)
+class Names:
+    """The C enums' names, in enum order (index = the C value)."""
+    kinds: tuple[str, ...]        # enum cm_kind
+    outcomes: tuple[str, ...]     # enum cm_outcome
+    sources: tuple[str, ...]      # enum cm_source
+    inclusions: tuple[str, ...]   # enum cm_inclusion
+
+
 @cache
 def _library() -> ctypes.CDLL:
     lib = ctypes.CDLL(str(build_cache_model()))
@@ -60,7 +80,65 @@ def _library() -> ctypes.CDLL:
     lib.cm_access.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint64,
                               ctypes.c_uint64, ctypes.c_uint32, ctypes.c_uint32,
                               ctypes.c_uint64, ctypes.POINTER(_Result)]
+    lib.cm_layout.restype = ctypes.POINTER(_Member)
+    for enum in ("kind", "outcome", "source", "inclusion"):
+        function = getattr(lib, f"cm_{enum}_name")
+        function.restype = ctypes.c_char_p
+        function.argtypes = [ctypes.c_uint32]
+    mismatch = layout_mismatch(c_layout(lib))
+    if mismatch:
+        raise HotlineError(f"cache model: the ctypes mirror disagrees with the C library: "
+                           f"{mismatch}; make src/hotline/cachemodel.py match "
+                           f"plugins/cachemodel/cachemodel.h")
     return lib
+
+
+def c_layout(lib: ctypes.CDLL | None = None) -> set[tuple[str, str, int, int]]:
+    """The C structs' members as (struct, member, offset, size); member ""
+    gives the struct's size."""
+    table = (lib or _library()).cm_layout()
+    members = set()
+    for i in range(1000):
+        m = table[i]
+        if m.type is None:
+            return members
+        members.add((m.type.decode(), m.member.decode(), m.offset, m.size))
+    raise HotlineError("cache model: cm_layout() has no terminating entry")
+
+
+def ctypes_layout() -> set[tuple[str, str, int, int]]:
+    """The same, of the ctypes structures that mirror them."""
+    members = set()
+    for name, structure in MIRRORS.items():
+        members.add((name, "", 0, ctypes.sizeof(structure)))
+        for field, _ in structure._fields_:
+            descriptor = getattr(structure, field)
+            members.add((name, field, descriptor.offset, descriptor.size))
+    return members
+
+
+def layout_mismatch(c: set[tuple[str, str, int, int]]) -> str | None:
+    """What differs between the C layout and the ctypes mirrors, or None."""
+    mirrored = ctypes_layout()
+    if c == mirrored:
+        return None
+    show = lambda m: f"{m[0]}.{m[1] or '(size)'} at {m[2]}, {m[3]} bytes"
+    return "; ".join([*(f"C has {show(m)}" for m in sorted(c - mirrored)),
+                      *(f"ctypes has {show(m)}" for m in sorted(mirrored - c))])
+
+
+@cache
+def names() -> Names:
+    lib = _library()
+
+    def listed(enum: str) -> tuple[str, ...]:
+        function = getattr(lib, f"cm_{enum}_name")
+        found = []
+        while (name := function(len(found))) is not None:
+            found.append(name.decode())
+        return tuple(found)
+
+    return Names(listed("kind"), listed("outcome"), listed("source"), listed("inclusion"))
 
 
 def _cache(size_kib: float, assoc: int, latency: int) -> _CacheConfig:
@@ -73,11 +151,14 @@ class CacheModel:
                  peer_latency: int = 60, store_buffer_entries: int = 32,
                  store_buffer_window: int = 64):
         """Caches as (size_kib, assoc, latency) triples; l3 None for none."""
+        lib, self._names = _library(), names()
+        if inclusion not in self._names.inclusions:
+            raise HotlineError(f"cache model: inclusion {inclusion!r} is none of "
+                               f"{', '.join(self._names.inclusions)}")
         config = _Config(cores, line_bytes, _cache(*l1i), _cache(*l1d), _cache(*l2),
-                         _cache(*l3) if l3 else _CacheConfig(0, 0, 0), INCLUSION[inclusion],
-                         memory_latency, peer_latency, store_buffer_entries,
-                         store_buffer_window)
-        lib = _library()
+                         _cache(*l3) if l3 else _CacheConfig(0, 0, 0),
+                         self._names.inclusions.index(inclusion), memory_latency,
+                         peer_latency, store_buffer_entries, store_buffer_window)
         error = lib.cm_config_error(ctypes.byref(config))
         if error:
             raise HotlineError(f"cache model: {error.decode()}")
@@ -107,11 +188,11 @@ class CacheModel:
         if icount is None:
             self._icount[core] += 1
             icount = self._icount[core]
-        r = self._result
-        self._lib.cm_access(self._model, core, pc, addr, size, KINDS[kind], icount,
+        r, n = self._result, self._names
+        self._lib.cm_access(self._model, core, pc, addr, size, n.kinds.index(kind), icount,
                             ctypes.byref(r))
         coherence = r.stolen_by >= 0
-        return Access(OUTCOMES[r.l1], OUTCOMES[r.l2], OUTCOMES[r.l3], SOURCES[r.source],
+        return Access(n.outcomes[r.l1], n.outcomes[r.l2], n.outcomes[r.l3], n.sources[r.source],
                       r.cycles, r.stolen_by if coherence else None,
                       r.stolen_by_pc if coherence else None,
                       r.store_pc if r.partial_write else None)

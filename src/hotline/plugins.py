@@ -1,9 +1,11 @@
 """QEMU TCG plugins (plugins/NAME.c, one file per tool) and the cache model
-they share (plugins/cachemodel/), built into the cache by a hash of their
-sources and the compiler.  Every hotline plugin takes out=FILE and writes its
-results there; the runner puts FILE in the run directory as NAME.out."""
+those that include cachemodel.h share (plugins/cachemodel/), built into the
+cache by a hash of their sources and the compiler.  Every hotline plugin
+takes out=FILE and writes its results there; the runner puts FILE in the run
+directory as NAME.out."""
 
 import json
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -14,9 +16,6 @@ from hotline.console import say
 from hotline.errors import HotlineError
 from hotline.hashing import hash_file, hash_files, hash_json, short
 from hotline.tools import compiler_version
-
-# The cache model's names for the L3's inclusion policies (enum cm_inclusion).
-INCLUSION = {"non-inclusive": 0, "inclusive": 1, "exclusive": 2}
 
 PLUGINS = paths.REPO / "plugins"
 MODEL = PLUGINS / "cachemodel"
@@ -46,9 +45,10 @@ def _plugin_sources(name: str) -> list[Path]:
     source = PLUGINS / f"{name}.c"
     if not source.is_file():
         raise HotlineError(f"unknown plugin '{name}'; available: {', '.join(available_plugins())}")
-    # Every plugin is linked with the cache model; those that do not use it
-    # just carry it.
-    return [source, MODEL / "cachemodel.c"]
+    # A plugin that includes the cache model's header is linked with it.
+    if re.search(r'^#include "cachemodel\.h"', source.read_text(), re.MULTILINE):
+        return [source, MODEL / "cachemodel.c"]
+    return [source]
 
 
 def planned_plugin(name: str) -> Plugin:
@@ -65,20 +65,12 @@ def build_plugin(name: str) -> Plugin:
 
 def plugin_options(name: str, system, kernel_dir: Path, mode: str) -> list[str]:
     """What a plugin needs to know besides out=: hotline-cache takes the
-    system's caches, the kernel's struct page array, and in deterministic mode finds the executing CPU from
-    the guest's per-CPU base and the kernel's cpu_number variable."""
+    system's caches (cache_options), the kernel's struct page array, and in
+    deterministic mode finds the executing CPU from the guest's per-CPU
+    base and the kernel's cpu_number variable."""
     if name != "hotline-cache":
         return []
-    c = system.caches
-    level = lambda x: f"{x.size_kib * 1024}:{x.assoc}:{x.latency_cycles}"
-    options = [f"cpus={system.cpus}", f"line={c.line_bytes}", f"l1i={level(c.l1i)}",
-               f"l1d={level(c.l1d)}", f"l2={level(c.l2)}",
-               f"inclusion={INCLUSION[c.inclusion]}",
-               f"memory={system.latency.memory_cycles}",
-               f"peer={system.latency.cache_to_cache_cycles}",
-               f"sb={system.store_buffer.entries}:{system.store_buffer.window_instructions}"]
-    if c.l3:
-        options.append(f"l3={level(c.l3)}")
+    options = cache_options(system)
     # Misses on struct page are kept by field (results/objects.py).
     layout = json.loads((kernel_dir / "layout.json").read_text())
     options += [f"vmemmap={layout['symbols']['vmemmap_base']}", f"page_size={layout['sizeof']}"]
@@ -86,6 +78,22 @@ def plugin_options(name: str, system, kernel_dir: Path, mode: str) -> list[str]:
         options += ["cpu=guest", f"cpu_number={_symbol(kernel_dir / 'System.map', 'cpu_number'):#x}"]
     else:
         options.append("cpu=index")
+    return options
+
+
+def cache_options(system) -> list[str]:
+    """hotline-cache's options for the system's caches; the L3's inclusion
+    policy goes by its name, which the plugin looks up in the cache model's
+    own list (cm_inclusion_name)."""
+    c = system.caches
+    level = lambda x: f"{x.size_kib * 1024}:{x.assoc}:{x.latency_cycles}"
+    options = [f"cpus={system.cpus}", f"line={c.line_bytes}", f"l1i={level(c.l1i)}",
+               f"l1d={level(c.l1d)}", f"l2={level(c.l2)}", f"inclusion={c.inclusion}",
+               f"memory={system.latency.memory_cycles}",
+               f"peer={system.latency.cache_to_cache_cycles}",
+               f"sb={system.store_buffer.entries}:{system.store_buffer.window_instructions}"]
+    if c.l3:
+        options.append(f"l3={level(c.l3)}")
     return options
 
 
