@@ -196,29 +196,39 @@ def load_system(name: str) -> SystemSpec:
     return _parse(path, SystemSpec)
 
 
-def load_experiment(path: Path) -> ExperimentSpec:
-    """Parse and check an experiment spec, including every system, variant and
-    workload it names, so that a bad spec fails before anything is built."""
-    spec = _parse(path, ExperimentSpec)
-    variants = available_variants()
-    for i, name in enumerate(spec.variants):
+def _check_group(path: Path, spec: ExperimentSpec, prefix: str, group: Group) -> None:
+    """The names a group (the experiment's own lists, or an [[also]] table)
+    gives: each must exist.  Errors name the key, e.g. also.0.variants.1."""
+    variants, systems = available_variants(), available_systems()
+    for i, name in enumerate(group.variants or ()):
         if name not in variants:
-            raise HotlineError(f"{path}: key 'variants.{i}': unknown variant '{name}'; "
+            raise HotlineError(f"{path}: key '{prefix}variants.{i}': unknown variant '{name}'; "
                                f"available: {', '.join(variants)}")
-    for i, name in enumerate(spec.systems):
-        if name not in available_systems():
-            raise HotlineError(f"{path}: key 'systems.{i}': unknown system '{name}'; "
-                               f"available: {', '.join(available_systems())}")
+    for i, name in enumerate(group.systems or ()):
+        if name not in systems:
+            raise HotlineError(f"{path}: key '{prefix}systems.{i}': unknown system '{name}'; "
+                               f"available: {', '.join(systems)}")
         try:
             load_system(name)
         except HotlineError as e:
-            raise HotlineError(f"{path}: key 'systems.{i}': {e}") from None
-    if spec.plugin is not None and spec.plugin not in available_plugins():
-        raise HotlineError(f"{path}: key 'plugin': unknown plugin '{spec.plugin}'; "
-                           f"available: {', '.join(available_plugins())}")
-    for i, ref in enumerate(spec.workloads):
+            raise HotlineError(f"{path}: key '{prefix}systems.{i}': {e}") from None
+    for i, ref in enumerate(group.workloads or ()):
         try:
             load_workload(ref.name).resolve_params(ref.scale, ref.params)
         except HotlineError as e:
-            raise HotlineError(f"{path}: key 'workloads.{i}': {e}") from None
+            raise HotlineError(f"{path}: key '{prefix}workloads.{i}': {e}") from None
+
+
+def load_experiment(path: Path) -> ExperimentSpec:
+    """Parse and check an experiment spec, including every system, variant and
+    workload it names, in its own lists and in every [[also]] table, so that
+    a bad spec fails before anything is built."""
+    spec = _parse(path, ExperimentSpec)
+    _check_group(path, spec, "", Group(variants=spec.variants, systems=spec.systems,
+                                       workloads=spec.workloads))
+    for i, group in enumerate(spec.also):
+        _check_group(path, spec, f"also.{i}.", group)
+    if spec.plugin is not None and spec.plugin not in available_plugins():
+        raise HotlineError(f"{path}: key 'plugin': unknown plugin '{spec.plugin}'; "
+                           f"available: {', '.join(available_plugins())}")
     return spec

@@ -1,0 +1,71 @@
+"""hotline probed as a hostile user would (issue 13): every input that cannot
+work ends in one line naming the file or key, what is wrong and how to fix
+it, a non-zero exit, and nothing recorded as a valid result.  Nothing here
+boots: the simulator is a stand-in where a run is needed."""
+
+import errno
+import json
+import os
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from hotline import cli, experiment, paths, specs
+from hotline.analysis.results import Results
+from hotline.errors import HotlineError
+from hotline.results.schema import MISSES
+from hotline.simulate import guest_log, qemu
+from hotline.sweep import engine, gather, workflow
+from hotline.workloads import load_workload
+from tests.test_sweep import out_dir, sandbox, started  # noqa: F401 (a fixture)
+
+GOOD = """
+description = "test"
+variants = ["baseline"]
+systems = ["skylake-4core"]
+workloads = [{ name = "forkstorm", scale = "smoke" }]
+"""
+
+
+def fails(capsys, *argv) -> str:
+    """./hotline ARGV: exit status 1 and one line, `hotline: error: ...`."""
+    assert cli.main(list(argv)) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("hotline: error: ") and err.count("\n") == 1, err
+    return err
+
+
+def rejected(tmp_path, text) -> str:
+    path = tmp_path / "exp.toml"
+    path.write_text(text)
+    with pytest.raises(HotlineError) as e:
+        specs.load_experiment(path)
+    message = str(e.value)
+    assert "\n" not in message and message.startswith(f"{path}: ")
+    return message
+
+
+# 3. [[also]] groups are validated like the experiment's own lists.
+
+@pytest.mark.parametrize("group, key, what", [
+    ('variants = ["baseline", "no-such-variant"]', "also.0.variants.1",
+     "unknown variant 'no-such-variant'"),
+    ('systems = ["vax"]', "also.0.systems.0", "unknown system 'vax'"),
+    ('workloads = [{ name = "nope" }]', "also.0.workloads.0", "unknown workload 'nope'"),
+    ('workloads = [{ name = "forkstorm", scale = "huge" }]', "also.0.workloads.0",
+     "unknown scale 'huge'"),
+    ('workloads = [{ name = "forkstorm", params = { forks = 2 } }]', "also.0.workloads.0",
+     "unknown parameter 'forks'"),
+])
+def test_also_groups_are_checked_and_errors_name_the_key(tmp_path, capsys, group, key, what):
+    text = GOOD + "[[also]]\n" + group + "\n"
+    message = rejected(tmp_path, text)
+    assert f"key '{key}'" in message and what in message
+    assert what in fails(capsys, "check", str(tmp_path / "exp.toml"))
+
+
+def test_a_second_also_group_is_named_by_its_index(tmp_path):
+    text = GOOD + '[[also]]\nsystems = ["pentium3-4way"]\n[[also]]\nvariants = ["nope"]\n'
+    assert "key 'also.1.variants.0'" in rejected(tmp_path, text)
