@@ -69,3 +69,17 @@ def test_also_groups_are_checked_and_errors_name_the_key(tmp_path, capsys, group
 def test_a_second_also_group_is_named_by_its_index(tmp_path):
     text = GOOD + '[[also]]\nsystems = ["pentium3-4way"]\n[[also]]\nvariants = ["nope"]\n'
     assert "key 'also.1.variants.0'" in rejected(tmp_path, text)
+
+
+# 4. Tracebacks become one line.
+
+def test_a_spec_that_is_a_directory(tmp_path, capsys):
+    err = fails(capsys, "check", str(tmp_path))
+    assert f"{tmp_path}: a directory, not a TOML file" in err
+
+
+def test_a_spec_that_is_not_utf8(tmp_path, capsys):
+    path = tmp_path / "exp.toml"
+    path.write_bytes(GOOD.encode() + b'# caf\xe9\n')
+    err = fails(capsys, "check", str(path))
+    assert f"{path}: not UTF-8 text (byte 0xe9" in err

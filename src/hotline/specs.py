@@ -7,21 +7,17 @@ both backends: cores, memory, cache geometry and latencies.  An experiment spec
 systems x repeats.  Errors name the file, the key and what is allowed.
 """
 
-import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, model_validator
 
-from hotline import paths
+from hotline import paths, tomlfile
 from hotline.errors import HotlineError
 from hotline.kernel.variants import available_variants
 from hotline.plugins import available_plugins
+from hotline.tomlfile import Strict
 from hotline.workloads import load_workload
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 def _power_of_two(n: int) -> bool:
@@ -140,47 +136,6 @@ class ExperimentSpec(Strict):
         return self
 
 
-def _allowed_keys(model: type[BaseModel], loc: tuple) -> list[str]:
-    """The keys allowed where `loc` points, by walking the model's fields."""
-    for part in loc[:-1]:
-        if isinstance(part, int):
-            continue
-        annotation = model.model_fields[part].annotation
-        for candidate in getattr(annotation, "__args__", ()) + (annotation,):
-            if isinstance(candidate, type) and issubclass(candidate, BaseModel):
-                model = candidate
-                break
-    return sorted(model.model_fields)
-
-
-def _one_line(path: Path, model: type[BaseModel], error: ValidationError) -> str:
-    first = error.errors()[0]
-    loc = first["loc"]
-    key = ".".join(str(p) for p in loc) or "(top level)"
-    if first["type"] == "extra_forbidden":
-        return f"{path}: unknown key '{key}'; allowed here: {', '.join(_allowed_keys(model, loc))}"
-    if first["type"] == "missing":
-        return f"{path}: missing key '{key}'"
-    return f"{path}: key '{key}': {first['msg']}"
-
-
-def _read_toml(path: Path) -> dict:
-    try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
-    except FileNotFoundError:
-        raise HotlineError(f"{path}: no such file") from None
-    except tomllib.TOMLDecodeError as e:
-        raise HotlineError(f"{path}: not valid TOML: {e}") from None
-
-
-def _parse(path: Path, model: type[BaseModel]):
-    try:
-        return model.model_validate(_read_toml(path))
-    except ValidationError as e:
-        raise HotlineError(_one_line(path, model, e)) from None
-
-
 def system_path(name: str) -> Path:
     return paths.CONFIGS / "systems" / f"{name}.toml"
 
@@ -193,7 +148,7 @@ def load_system(name: str) -> SystemSpec:
     path = system_path(name)
     if not path.is_file():
         raise HotlineError(f"unknown system '{name}'; available: {', '.join(available_systems())}")
-    return _parse(path, SystemSpec)
+    return tomlfile.parse(path, SystemSpec)
 
 
 def _check_group(path: Path, spec: ExperimentSpec, prefix: str, group: Group) -> None:
@@ -223,7 +178,7 @@ def load_experiment(path: Path) -> ExperimentSpec:
     """Parse and check an experiment spec, including every system, variant and
     workload it names, in its own lists and in every [[also]] table, so that
     a bad spec fails before anything is built."""
-    spec = _parse(path, ExperimentSpec)
+    spec = tomlfile.parse(path, ExperimentSpec)
     _check_group(path, spec, "", Group(variants=spec.variants, systems=spec.systems,
                                        workloads=spec.workloads))
     for i, group in enumerate(spec.also):
