@@ -83,3 +83,36 @@ def test_a_spec_that_is_not_utf8(tmp_path, capsys):
     path.write_bytes(GOOD.encode() + b'# caf\xe9\n')
     err = fails(capsys, "check", str(path))
     assert f"{path}: not UTF-8 text (byte 0xe9" in err
+
+
+@pytest.mark.parametrize("variable", ["HOTLINE_RESULTS", "HOTLINE_CACHE"])
+def test_a_tree_variable_naming_a_file(tmp_path, monkeypatch, variable):
+    file = tmp_path / "f"
+    file.write_text("")
+    for value, what in ((file, "is a file"), (file / "below", f"cannot be created: {file} is a file")):
+        monkeypatch.setenv(variable, str(value))
+        with pytest.raises(HotlineError) as e:
+            paths.results_dir() if variable == "HOTLINE_RESULTS" else paths.cache_dir()
+        assert str(e.value) == (f"{variable}={value}: {what}, not a directory; point "
+                                f"{variable} at a directory")
+
+
+def test_results_variable_naming_a_file_via_the_cli(tmp_path, monkeypatch, capsys):
+    (tmp_path / "f").write_text("")
+    monkeypatch.setenv("HOTLINE_RESULTS", str(tmp_path / "f"))
+    assert f"HOTLINE_RESULTS={tmp_path / 'f'}: is a file" in fails(capsys, "report", "some-run")
+
+
+def test_a_read_only_results_tree(tmp_path, monkeypatch):
+    tree = tmp_path / "ro"
+    tree.mkdir()
+    tree.chmod(0o555)
+    monkeypatch.setenv("HOTLINE_RESULTS", str(tree / "results"))
+    if os.geteuid() == 0:
+        # root writes anywhere but on read-only mounts: say what a user hears.
+        real = os.access
+        monkeypatch.setattr(paths.os, "access", lambda p, mode: real(p, mode) and
+                            Path(p) != tree)
+    with pytest.raises(HotlineError, match=f"HOTLINE_RESULTS={tree / 'results'}: cannot be "
+                                           f"created: {tree} is not writable"):
+        paths.results_dir()
