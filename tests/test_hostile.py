@@ -116,3 +116,56 @@ def test_a_read_only_results_tree(tmp_path, monkeypatch):
     with pytest.raises(HotlineError, match=f"HOTLINE_RESULTS={tree / 'results'}: cannot be "
                                            f"created: {tree} is not writable"):
         paths.results_dir()
+
+
+class Stand_in:
+    """experiment.execute() with the simulator replaced: one run of GOOD."""
+
+    def __init__(self, tmp_path, monkeypatch, text=GOOD):
+        self.spec_path = tmp_path / "exp.toml"
+        self.spec_path.write_text(text)
+        self.spec = specs.load_experiment(self.spec_path)
+        (self.run,) = experiment.plan(self.spec)
+        self.out = tmp_path / "out"
+        self.simulated = 0
+        monkeypatch.setattr(experiment, "run_inputs", lambda *args: {"inputs": 1})
+        monkeypatch.setattr(experiment, "_run_qemu", self.simulate)
+
+    def simulate(self, run, spec, system, kernel, image, plugin, append, work):
+        self.simulated += 1
+        (work / "guest.log").write_text("hotline: done\n")
+        report = guest_log.GuestReport(summaries={run.workload: {"workload": run.workload}})
+        return qemu.Outcome(None, report, 1.0)
+
+    def execute(self, rerun=False):
+        return experiment.execute(self.run, self.spec, self.spec_path, None, None, None,
+                                  self.out, rerun)
+
+
+def test_a_full_disk_while_writing_the_manifest(tmp_path, monkeypatch):
+    runner = Stand_in(tmp_path, monkeypatch)
+    write_text = Path.write_text
+
+    def full(self, *args, **kwargs):
+        if self.name.startswith("manifest.json"):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return write_text(self, *args, **kwargs)
+    monkeypatch.setattr(Path, "write_text", full)
+    with pytest.raises(HotlineError) as e:
+        runner.execute()
+    assert "\n" not in str(e.value)
+    assert f"run {runner.run.run_id}: its manifest could not be written" in str(e.value)
+    assert "No space left on device" in str(e.value)
+    # Nothing that looks like a result, nor a half-made one.
+    assert list(runner.out.iterdir()) == []
+
+
+def test_a_run_with_a_damaged_manifest_is_made_again(tmp_path, monkeypatch):
+    runner = Stand_in(tmp_path, monkeypatch)
+    first = runner.execute()
+    assert first.failure is None and runner.simulated == 1
+    assert runner.execute().reused and runner.simulated == 1
+    (first.directory / "manifest.json").write_text('{"run_id": "trunc')
+    again = runner.execute()
+    assert not again.reused and runner.simulated == 2
+    assert experiment.read_manifest(again.directory / "manifest.json")["status"] == "ok"
