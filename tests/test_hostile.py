@@ -169,3 +169,59 @@ def test_a_run_with_a_damaged_manifest_is_made_again(tmp_path, monkeypatch):
     again = runner.execute()
     assert not again.reused and runner.simulated == 2
     assert experiment.read_manifest(again.directory / "manifest.json")["status"] == "ok"
+
+
+def corrupt_run(tmp_path) -> Path:
+    run = tmp_path / "results" / "exp" / "r1"
+    run.mkdir(parents=True)
+    (run / "manifest.json").write_text('{"run_id": "r1", "status": "ok", "tab')
+    return run
+
+
+def test_report_of_a_damaged_manifest(tmp_path, capsys):
+    run = corrupt_run(tmp_path)
+    err = fails(capsys, "report", str(run))
+    assert f"{run / 'manifest.json'}: unreadable (" in err
+    assert f"the run is damaged: delete {run} and run its experiment again" in err
+
+
+# The results tables of a run made with hotline-cache (results/cache_tables.py).
+TABLES = {
+    "misses": list(MISSES),
+    "instructions": ["run", "pc", "kind", "bytes", "accesses", "cycles", "l1_misses",
+                     "l2_misses", "l3_misses", "symbol", "offset", "source_line"],
+    "coherence": ["run", "cpu", "pc", "object", "field", "thief_cpu", "thief_pc", "symbol",
+                  "offset", "source_line", "thief_symbol", "thief_offset",
+                  "thief_source_line", "count"],
+    "rapw": ["run", "cpu", "store_pc", "load_pc", "count", "store_symbol", "store_offset",
+             "store_source_line", "load_symbol", "load_offset", "load_source_line"],
+    "roi": ["run", "cpu", "instructions"],
+}
+
+
+def report_ready_run(tmp_path) -> Path:
+    """A run directory whose manifest says it has tables, and has them
+    (empty, with the columns hotline-cache's tables have)."""
+    run = tmp_path / "results" / "exp" / "r1"
+    run.mkdir(parents=True)
+    (run / "manifest.json").write_text(json.dumps(
+        {"run_id": "r1", "status": "ok", "failure": None,
+         "tables": {n: f"{n}.parquet" for n in TABLES}}))
+    for name, columns in TABLES.items():
+        pd.DataFrame({c: [] for c in columns}).to_parquet(run / f"{name}.parquet")
+    return run
+
+
+def test_report_of_a_corrupt_table(tmp_path, capsys):
+    run = report_ready_run(tmp_path)
+    (run / "coherence.parquet").write_bytes(b"PAR1 not really")
+    err = fails(capsys, "report", str(run))
+    assert f"{run / 'coherence.parquet'}: not a readable Parquet table (" in err
+    assert f"the run is damaged: delete {run} and run its experiment again" in err
+
+
+def test_report_of_a_table_of_another_schema(tmp_path, capsys):
+    run = report_ready_run(tmp_path)
+    pd.DataFrame({"run": ["r1"], "pc": [1]}).to_parquet(run / "misses.parquet")
+    err = fails(capsys, "report", str(run))
+    assert f"{run / 'misses.parquet'}: lacks the column(s) space, kind" in err
