@@ -225,3 +225,58 @@ def test_report_of_a_table_of_another_schema(tmp_path, capsys):
     pd.DataFrame({"run": ["r1"], "pc": [1]}).to_parquet(run / "misses.parquet")
     err = fails(capsys, "report", str(run))
     assert f"{run / 'misses.parquet'}: lacks the column(s) space, kind" in err
+
+
+def test_corrupt_index_in_analysis(tmp_path):
+    (tmp_path / "runs.parquet").write_bytes(b"PAR1\x00\x00garbage")
+    with pytest.raises(HotlineError) as e:
+        Results(tmp_path)
+    assert str(e.value).startswith(f"{tmp_path / 'runs.parquet'}: not a readable Parquet")
+    assert "\n" not in str(e.value)
+    pd.DataFrame({"run_id": ["r1"]}).to_parquet(tmp_path / "runs.parquet")
+    with pytest.raises(HotlineError, match="runs.parquet: lacks the column"):
+        Results(tmp_path)
+
+
+def test_gather_sets_aside_a_run_whose_table_is_corrupt(sandbox):  # noqa: F811
+    out = out_dir(sandbox)
+    sweep = workflow.load_sweep(sandbox)
+    good, bad = sweep.runs[0].run_id, sweep.runs[1].run_id
+    for run_id in (good, bad):
+        (out / run_id).mkdir(parents=True)
+        (out / run_id / "manifest.json").write_text(json.dumps({"run_id": run_id}))
+        pd.DataFrame({"run": [run_id], "pc": [1]}).to_parquet(out / run_id / "misses.parquet")
+        (out / workflow.RECORDS).mkdir(parents=True, exist_ok=True)
+        (out / workflow.record_path(run_id)).write_text(json.dumps(
+            {"status": "ok", "failure": None, "directory": run_id, "guest_log": None,
+             "step_log": workflow.log_path(run_id)}))
+    (out / bad / "misses.parquet").write_bytes(b"PAR1 truncated")
+    frame = gather.gather(sweep.spec_path, out).set_index("run_id")
+    assert frame.loc[good, "status"] == "ok" and frame.loc[bad, "status"] == "failed"
+    assert frame.loc[bad, "failure"].startswith(
+        f"{out / bad / 'misses.parquet'}: not a readable Parquet table")
+    assert list(pd.read_parquet(out / "misses.parquet")["run"]) == [good]
+    # No directory named as a valid result is left, and the record says failed.
+    assert not (out / bad).exists() and (out / f"{bad}.failed").is_dir()
+    assert json.loads((out / workflow.record_path(bad)).read_text())["status"] == "failed"
+
+
+def test_a_sweep_heals_a_run_whose_manifest_was_damaged(sandbox, capfd):  # noqa: F811
+    assert engine.run_sweep(sandbox, jobs=2) == 0
+    out = out_dir(sandbox)
+    damaged = workflow.load_sweep(sandbox).runs[0].run_id
+    (out / damaged / "manifest.json").write_text("{")
+    # Something for the sweep to do: gather anew (as after another run).
+    (out / workflow.INDEX).unlink()
+    capfd.readouterr()
+    # The next sweep says which run is damaged and why, and fails.
+    assert engine.run_sweep(sandbox, jobs=2) == 1
+    err = capfd.readouterr().err
+    assert f"failed: {damaged}: {out / damaged / 'manifest.json'}: unreadable (" in err
+    index = pd.read_parquet(out / workflow.INDEX).set_index("run_id")
+    assert index.loc[damaged, "status"] == "failed"
+    # ... and the one after makes it again, and nothing else.
+    before = time.time()
+    assert engine.run_sweep(sandbox, jobs=2) == 0
+    assert started(sandbox, before) == [damaged]
+    assert (pd.read_parquet(out / workflow.INDEX).status == "ok").all()
