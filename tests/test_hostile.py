@@ -280,3 +280,37 @@ def test_a_sweep_heals_a_run_whose_manifest_was_damaged(sandbox, capfd):  # noqa
     assert engine.run_sweep(sandbox, jobs=2) == 0
     assert started(sandbox, before) == [damaged]
     assert (pd.read_parquet(out / workflow.INDEX).status == "ok").all()
+
+
+# 5. Specs accepted that cannot run.
+
+SYSTEM = (paths.CONFIGS / "systems" / "skylake-4core.toml").read_text()
+
+
+def system(tmp_path, monkeypatch, **values):
+    text = SYSTEM
+    for key, value in values.items():
+        text = "\n".join(f"{key} = {value}" if line.startswith(f"{key} =") else line
+                         for line in text.splitlines())
+    configs = tmp_path / "configs"
+    (configs / "systems").mkdir(parents=True, exist_ok=True)
+    (configs / "systems" / "t.toml").write_text(text)
+    monkeypatch.setattr(paths, "CONFIGS", configs)
+    return configs / "systems" / "t.toml"
+
+
+def test_memory_beyond_what_qemu_can_give(tmp_path, monkeypatch):
+    path = system(tmp_path, monkeypatch, memory_mib=100000000)
+    with pytest.raises(HotlineError) as e:
+        specs.load_system("t")
+    assert str(e.value).startswith(f"{path}: key 'memory_mib': ")
+    assert f"at most {specs.QEMU_MAX_MEMORY_MIB} MiB" in str(e.value)
+
+
+def test_memory_beyond_the_hosts_fails_the_run_before_it_starts(tmp_path, monkeypatch):
+    runner = Stand_in(tmp_path, monkeypatch)
+    monkeypatch.setattr(specs, "host_memory_mib", lambda: 1000, raising=False)
+    with pytest.raises(HotlineError) as e:
+        runner.execute()
+    assert "key 'memory_mib': 1024 MiB is more than this host's memory (1000 MiB" in str(e.value)
+    assert runner.simulated == 0 and not runner.out.exists()

@@ -172,6 +172,7 @@ def execute(run: PlannedRun, spec: specs.ExperimentSpec, spec_path: Path, kernel
         if reusable:
             say(f"run {run.run_id}: inputs unchanged, result reused ({final})")
             return RunResult(run.run_id, final, None, reused=True)
+    specs.check_host_memory(run.system, system)
 
     work = out_dir / f".{run.run_id}.running"
     shutil.rmtree(work, ignore_errors=True)

@@ -10,7 +10,7 @@ systems x repeats.  Errors name the file, the key and what is allowed.
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from hotline import paths, tomlfile
 from hotline.errors import HotlineError
@@ -18,6 +18,15 @@ from hotline.kernel.variants import available_variants
 from hotline.plugins import available_plugins
 from hotline.tomlfile import Strict
 from hotline.workloads import load_workload
+
+
+# The most memory QEMU 10.0's pc machine gives a guest: the `max` CPU under
+# TCG has 40 physical address bits, and RAM above 4 GiB, the PCI hole and
+# the hotplug region must fit below them (measured with qemu-system-x86_64
+# 10.0.2: 1033216 MiB starts, 1033217 does not; rounded down to whole GiB).
+# gem5's X86Board takes at most 3072 MiB (hotline.gem5.params).  What the
+# host has is checked where a run starts (check_host_memory).
+QEMU_MAX_MEMORY_MIB = 1008 * 1024
 
 
 def _power_of_two(n: int) -> bool:
@@ -88,6 +97,15 @@ class SystemSpec(Strict):
     qemu: QemuSettings = QemuSettings()
     gem5: Gem5Settings = Gem5Settings()
 
+    @field_validator("memory_mib")
+    @classmethod
+    def _addressable(cls, memory_mib: int) -> int:
+        if memory_mib > QEMU_MAX_MEMORY_MIB:
+            raise ValueError(f"{memory_mib} MiB is more than QEMU's pc machine can give a "
+                             f"guest: at most {QEMU_MAX_MEMORY_MIB} MiB (40 physical "
+                             "address bits)")
+        return memory_mib
+
 
 class WorkloadRef(Strict):
     name: str
@@ -149,6 +167,27 @@ def load_system(name: str) -> SystemSpec:
     if not path.is_file():
         raise HotlineError(f"unknown system '{name}'; available: {', '.join(available_systems())}")
     return tomlfile.parse(path, SystemSpec)
+
+
+def host_memory_mib() -> int:
+    """The memory of the machine this runs on (MemTotal)."""
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) // 1024
+    raise HotlineError("/proc/meminfo has no MemTotal")
+
+
+def check_host_memory(name: str, system: SystemSpec) -> None:
+    """A simulator allocates the guest's memory whole; Linux refuses an
+    allocation larger than the machine's memory, so a system with more
+    memory than this host cannot run here."""
+    host = host_memory_mib()
+    if system.memory_mib > host:
+        raise HotlineError(f"{system_path(name)}: key 'memory_mib': {system.memory_mib} MiB is "
+                           f"more than this host's memory ({host} MiB, MemTotal in "
+                           "/proc/meminfo), which the simulator must allocate for the guest; "
+                           "run it on a larger machine or give the system less memory")
 
 
 def _check_group(path: Path, spec: ExperimentSpec, prefix: str, group: Group) -> None:
