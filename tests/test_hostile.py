@@ -314,3 +314,40 @@ def test_memory_beyond_the_hosts_fails_the_run_before_it_starts(tmp_path, monkey
         runner.execute()
     assert "key 'memory_mib': 1024 MiB is more than this host's memory (1000 MiB" in str(e.value)
     assert runner.simulated == 0 and not runner.out.exists()
+
+
+@pytest.mark.parametrize("line", ["repeats = true", 'timeout_s = "60"', "repeats = 1.0"])
+def test_integers_are_integers(tmp_path, line):
+    key = line.split()[0]
+    assert f"key '{key}': Input should be a valid integer, not " in rejected(tmp_path,
+                                                                             GOOD + line + "\n")
+
+
+def test_workload_parameters_are_integers(tmp_path):
+    text = GOOD.replace('scale = "smoke"', 'scale = "smoke", params = { instances = true }')
+    assert "key 'workloads.0.params.instances': Input should be a valid integer, not true" \
+        in rejected(tmp_path, text)
+
+
+def test_system_integers_are_integers(tmp_path, monkeypatch):
+    system(tmp_path, monkeypatch, cpus="true")
+    with pytest.raises(HotlineError, match="key 'cpus': Input should be a valid integer, not true"):
+        specs.load_system("t")
+
+
+def test_workload_names_are_names_not_paths(tmp_path):
+    # disk-images/workloads/../workloads/forkstorm/workload.toml exists.
+    text = GOOD.replace('"forkstorm"', '"../workloads/forkstorm"')
+    assert "unknown workload '../workloads/forkstorm'" in rejected(tmp_path, text)
+
+
+def test_a_workload_definition_with_a_boolean_bound(tmp_path, monkeypatch):
+    from hotline import workloads
+    definition = tmp_path / "w" / "workload.toml"
+    definition.parent.mkdir()
+    definition.write_text('description = "w"\n[params.n]\ndescription = "n"\nmin = true\n'
+                          'max = 4\n[scales]\nsmoke = { n = 1 }\n')
+    monkeypatch.setattr(workloads, "WORKLOADS", tmp_path)
+    with pytest.raises(HotlineError, match=f"{definition}: key 'params.n.min': Input should "
+                                           "be a valid integer, not true"):
+        workloads.load_workload("w")

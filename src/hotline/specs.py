@@ -163,10 +163,10 @@ def available_systems() -> list[str]:
 
 
 def load_system(name: str) -> SystemSpec:
-    path = system_path(name)
-    if not path.is_file():
+    # A name, not a path: checked before a path is made of it.
+    if name not in available_systems():
         raise HotlineError(f"unknown system '{name}'; available: {', '.join(available_systems())}")
-    return tomlfile.parse(path, SystemSpec)
+    return tomlfile.parse(system_path(name), SystemSpec)
 
 
 def host_memory_mib() -> int:

@@ -1,6 +1,9 @@
 """hotline's TOML files (system and experiment specs, workload definitions)
-read into pydantic models, every error one line naming the file and the key."""
+read into pydantic models, every error one line naming the file and the key.
 
+Models are strict: an integer key takes an integer, not `true` or "4"."""
+
+import json
 import tomllib
 from pathlib import Path
 
@@ -10,7 +13,7 @@ from hotline.errors import HotlineError
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 def _allowed_keys(model: type[BaseModel], loc: tuple) -> list[str]:
@@ -26,6 +29,14 @@ def _allowed_keys(model: type[BaseModel], loc: tuple) -> list[str]:
     return sorted(model.model_fields)
 
 
+def _toml_value(value) -> str:
+    """A value as it is written in TOML (true, "4", 1.5), for error messages."""
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError):
+        return str(value)
+
+
 def one_line(path: Path, model: type[BaseModel], error: ValidationError) -> str:
     first = error.errors()[0]
     loc = first["loc"]
@@ -34,7 +45,11 @@ def one_line(path: Path, model: type[BaseModel], error: ValidationError) -> str:
         return f"{path}: unknown key '{key}'; allowed here: {', '.join(_allowed_keys(model, loc))}"
     if first["type"] == "missing":
         return f"{path}: missing key '{key}'"
-    return f"{path}: key '{key}': {first['msg']}"
+    message = f"{path}: key '{key}': {first['msg']}"
+    if first["type"].endswith("_type"):
+        # "Input should be a valid integer": say what it was instead.
+        message += f", not {_toml_value(first['input'])}"
+    return message
 
 
 def read(path: Path) -> dict:

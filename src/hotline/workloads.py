@@ -10,14 +10,18 @@ size_mib = PARAM }: the runner attaches that many blank ext4 disks, each big
 enough for a file of that many MiB.
 """
 
-import tomllib
+import re
 from dataclasses import dataclass
 
-from hotline import paths
+from pydantic import Field, model_validator
+
+from hotline import paths, tomlfile
 from hotline.errors import HotlineError
+from hotline.tomlfile import Strict
 
 WORKLOADS = paths.DISK_IMAGES / "workloads"
-
+# A workload's name is a directory name and a word on the kernel command line.
+NAME = re.compile(r"[a-z0-9][a-z0-9-]*")
 
 @dataclass(frozen=True)
 class Param:
@@ -67,28 +71,57 @@ class Workload:
         return values
 
 
+class _ParamFile(Strict):
+    description: str
+    min: int
+    max: int
+
+    @model_validator(mode="after")
+    def _range(self):
+        if self.min > self.max:
+            raise ValueError(f"min {self.min} is above max {self.max}")
+        return self
+
+
+class _ScratchDisksFile(Strict):
+    count: str
+    size_mib: str
+
+
+class _WorkloadFile(Strict):
+    """workload.toml, as written."""
+    description: str
+    params: dict[str, _ParamFile] = Field(min_length=1)
+    scales: dict[str, dict[str, int]] = Field(min_length=1)
+    scratch_disks: _ScratchDisksFile | None = None
+
+    @model_validator(mode="after")
+    def _names_are_parameters(self):
+        for scale, values in self.scales.items():
+            if set(values) != set(self.params):
+                raise ValueError(f"scale '{scale}' must set exactly the parameters "
+                                 f"{', '.join(self.params)}")
+        named = [self.scratch_disks.count, self.scratch_disks.size_mib] \
+            if self.scratch_disks else []
+        for param in named:
+            if param not in self.params:
+                raise ValueError(f"'{param}' is not a parameter; parameters: "
+                                 f"{', '.join(self.params)}")
+        return self
+
+
 def available_workloads() -> list[str]:
-    return sorted(p.parent.name for p in WORKLOADS.glob("*/workload.toml"))
+    return sorted(p.parent.name for p in WORKLOADS.glob("*/workload.toml")
+                  if NAME.fullmatch(p.parent.name))
 
 
 def load_workload(name: str) -> Workload:
-    path = WORKLOADS / name / "workload.toml"
-    if not path.is_file():
+    # The name is checked before any path is made of it ("../x" is no name).
+    if not NAME.fullmatch(name) or name not in available_workloads():
         raise HotlineError(f"unknown workload '{name}'; available: "
                            f"{', '.join(available_workloads())}")
-    with open(path, "rb") as f:
-        data = tomllib.load(f)
-    params = {k: Param(k, v["description"], v["min"], v["max"])
-              for k, v in data["params"].items()}
-    scales = data["scales"]
-    for scale, values in scales.items():
-        if set(values) != set(params):
-            raise HotlineError(f"{path}: scale '{scale}' must set exactly the parameters "
-                               f"{', '.join(params)}")
-    scratch = None
-    if "scratch_disks" in data:
-        scratch = ScratchDisks(data["scratch_disks"]["count"], data["scratch_disks"]["size_mib"])
-        for param in (scratch.count_param, scratch.size_mib_param):
-            if param not in params:
-                raise HotlineError(f"{path}: scratch_disks names '{param}', not a parameter")
-    return Workload(name, data["description"], params, scales, scratch)
+    data = tomlfile.parse(WORKLOADS / name / "workload.toml", _WorkloadFile)
+    params = {k: Param(k, v.description, v.min, v.max) for k, v in data.params.items()}
+    scratch = ScratchDisks(data.scratch_disks.count, data.scratch_disks.size_mib) \
+        if data.scratch_disks else None
+    return Workload(name, data.description, params, data.scales, scratch)
