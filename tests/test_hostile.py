@@ -351,3 +351,11 @@ def test_a_workload_definition_with_a_boolean_bound(tmp_path, monkeypatch):
     with pytest.raises(HotlineError, match=f"{definition}: key 'params.n.min': Input should "
                                            "be a valid integer, not true"):
         workloads.load_workload("w")
+
+
+# 6. Reasons that show the cause.
+
+def test_a_simulator_killed_by_someone_else(tmp_path):
+    outcome = qemu.run(["sh", "-c", "kill -KILL $$"], tmp_path, cpus=1, workloads=["w"],
+                       timeout_s=60, label="t")
+    assert outcome.failure.startswith("QEMU was killed by SIGKILL, not by hotline")
