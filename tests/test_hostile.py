@@ -359,3 +359,12 @@ def test_a_simulator_killed_by_someone_else(tmp_path):
     outcome = qemu.run(["sh", "-c", "kill -KILL $$"], tmp_path, cpus=1, workloads=["w"],
                        timeout_s=60, label="t")
     assert outcome.failure.startswith("QEMU was killed by SIGKILL, not by hotline")
+
+
+def test_a_failed_workload_says_what_the_guest_said():
+    log = ("hotline: cpus-online=0 count=1\nhotline: workload dumpcopy begin\n"
+           "[    4.000001] random: crng init done\n"
+           "dumpcopy: write: No space left on device\n"
+           "hotline: workload dumpcopy end status=1\nhotline: done\n")
+    assert guest_log.failure_reason(guest_log.parse(log), 1, ["dumpcopy"]) == \
+        "workload dumpcopy exited with status 1: dumpcopy: write: No space left on device"
