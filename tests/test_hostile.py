@@ -368,3 +368,13 @@ def test_a_failed_workload_says_what_the_guest_said():
            "hotline: workload dumpcopy end status=1\nhotline: done\n")
     assert guest_log.failure_reason(guest_log.parse(log), 1, ["dumpcopy"]) == \
         "workload dumpcopy exited with status 1: dumpcopy: write: No space left on device"
+
+
+def test_report_of_a_failed_run(tmp_path, capsys):
+    run = tmp_path / "results" / "exp" / "r1.failed"
+    run.mkdir(parents=True)
+    reason = "workload dumpcopy exited with status 1: dumpcopy: write: No space left on device"
+    (run / "manifest.json").write_text(json.dumps(
+        {"run_id": "r1", "status": "failed", "failure": reason, "tables": {}}))
+    err = fails(capsys, "report", str(run))
+    assert f"{run}: the run failed: {reason}; a failed run has no tables to report" in err

@@ -50,6 +50,10 @@ def read_run(run_dir: Path) -> dict:
         manifest = read_manifest(run_dir / "manifest.json")
     except HotlineError as e:
         raise HotlineError(f"{e}: the run is damaged: {redo(run_dir)}") from None
+    if manifest.get("status") == "failed":
+        raise HotlineError(f"{run_dir}: the run failed: {manifest.get('failure')}; a failed "
+                           f"run has no tables to report (its guest log: "
+                           f"{run_dir / 'guest.log'})")
     if "misses" not in (manifest.get("tables") or {}):
         raise HotlineError(f"{run_dir} has no results tables: the report needs a run made "
                            "with plugin = \"hotline-cache\"")
