@@ -316,6 +316,29 @@ def test_memory_beyond_the_hosts_fails_the_run_before_it_starts(tmp_path, monkey
     assert runner.simulated == 0 and not runner.out.exists()
 
 
+def test_a_dump_that_does_not_fit_the_guests_memory(tmp_path):
+    seed = load_workload("dumpcopy").scales["seed"]["file_mib"]
+    text = GOOD.replace('{ name = "forkstorm", scale = "smoke" }',
+                        '{ name = "dumpcopy", scale = "seed" }')
+    message = rejected(tmp_path, text)
+    assert f"key 'workloads.0': workload dumpcopy: file_mib = {seed} does not fit" in message
+    assert "system 'skylake-4core' (systems.0)" in message
+    # In a group, on the experiment's systems.
+    text = GOOD + '[[also]]\nworkloads = [{ name = "dumpcopy", params = { file_mib = 600 } }]\n'
+    assert "key 'also.0.workloads.0'" in rejected(tmp_path, text)
+    # The bound: the largest file that fits is accepted, and the memory the
+    # error asks for is enough.  (A boot on 512 MiB: a file of the bound,
+    # 203 MiB, was copied; one of 246 MiB failed with "No space left on
+    # device", tmpfs holding 245 MiB.)
+    from hotline.workloads import guest_tmpfs_mib, memory_for_tmpfs_mib
+    (tmp_path / "exp.toml").write_text(text.replace("600", str(guest_tmpfs_mib(1024))))
+    specs.load_experiment(tmp_path / "exp.toml")
+    assert f"memory_mib >= {memory_for_tmpfs_mib(seed)} or a smaller file_mib" in message
+    assert guest_tmpfs_mib(memory_for_tmpfs_mib(seed)) >= seed
+    assert guest_tmpfs_mib(memory_for_tmpfs_mib(seed) - 1) < seed
+    assert guest_tmpfs_mib(512) == 203
+
+
 @pytest.mark.parametrize("line", ["repeats = true", 'timeout_s = "60"', "repeats = 1.0"])
 def test_integers_are_integers(tmp_path, line):
     key = line.split()[0]

@@ -192,7 +192,8 @@ def check_host_memory(name: str, system: SystemSpec) -> None:
 
 def _check_group(path: Path, spec: ExperimentSpec, prefix: str, group: Group) -> None:
     """The names a group (the experiment's own lists, or an [[also]] table)
-    gives: each must exist.  Errors name the key, e.g. also.0.variants.1."""
+    gives: each must exist, and each workload must fit each system.  Errors
+    name the key, e.g. also.0.variants.1."""
     variants, systems = available_variants(), available_systems()
     for i, name in enumerate(group.variants or ()):
         if name not in variants:
@@ -206,11 +207,21 @@ def _check_group(path: Path, spec: ExperimentSpec, prefix: str, group: Group) ->
             load_system(name)
         except HotlineError as e:
             raise HotlineError(f"{path}: key '{prefix}systems.{i}': {e}") from None
-    for i, ref in enumerate(group.workloads or ()):
+    # Each workload against each system of the group (its own or the
+    # experiment's), the error naming the key of whichever list the group sets.
+    workloads_key = prefix if group.workloads else ""
+    systems_key = prefix if group.systems else ""
+    for i, ref in enumerate(group.workloads or spec.workloads):
         try:
-            load_workload(ref.name).resolve_params(ref.scale, ref.params)
+            workload = load_workload(ref.name)
+            params = workload.resolve_params(ref.scale, ref.params)
         except HotlineError as e:
-            raise HotlineError(f"{path}: key '{prefix}workloads.{i}': {e}") from None
+            raise HotlineError(f"{path}: key '{workloads_key}workloads.{i}': {e}") from None
+        for j, name in enumerate(group.systems or spec.systems):
+            if problem := workload.memory_problem(
+                    params, load_system(name).memory_mib,
+                    f"system '{name}' ({systems_key}systems.{j})"):
+                raise HotlineError(f"{path}: key '{workloads_key}workloads.{i}': {problem}")
 
 
 def load_experiment(path: Path) -> ExperimentSpec:
