@@ -19,6 +19,7 @@ import hotline
 from hotline import paths, specs
 from hotline.console import elapsed, phase, say
 from hotline.disk_image import DiskImage, build_image
+from hotline.errors import HotlineError
 from hotline.hashing import hash_file, hash_json
 from hotline.kernel.build import Kernel, build_kernel
 from hotline.plugins import Plugin, build_plugin, plugin_options
@@ -66,6 +67,38 @@ def plan(spec: specs.ExperimentSpec) -> list[PlannedRun]:
                                          tuple(sorted(ref.params.items())), repeat)
                         runs.setdefault(run.run_id, run)
     return list(runs.values())
+
+
+def read_manifest(path: Path) -> dict:
+    """A run's manifest.json; a one-line error saying what is wrong with it
+    if it is missing, not JSON or not a JSON object."""
+    try:
+        manifest = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise HotlineError(f"{path}: missing") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise HotlineError(f"{path}: unreadable ({e})") from None
+    if not isinstance(manifest, dict):
+        raise HotlineError(f"{path}: unreadable (a JSON {type(manifest).__name__}, not an "
+                           "object)")
+    return manifest
+
+
+def _write_manifest(work: Path, manifest: dict) -> None:
+    """manifest.json, written whole or not at all (a full disk): a
+    half-written manifest must never be taken for a result."""
+    path = work / "manifest.json"
+    partial = path.with_name(path.name + ".partial")
+    try:
+        partial.write_text(json.dumps(manifest, indent=2) + "\n")
+        partial.rename(path)
+    except OSError as e:
+        # Nothing of the run is kept: it is no result, and what it wrote
+        # may be what filled the disk.
+        shutil.rmtree(work, ignore_errors=True)
+        raise HotlineError(f"run {manifest['run_id']}: its manifest could not be written "
+                           f"({path}: {e.strerror or e}); the run is not recorded: make room "
+                           "and run it again") from None
 
 
 def hotline_revision() -> str:
@@ -129,10 +162,18 @@ def execute(run: PlannedRun, spec: specs.ExperimentSpec, spec_path: Path, kernel
     key = hash_json(inputs)
     final = out_dir / run.run_id
     manifest_path = final / "manifest.json"
-    if not rerun and manifest_path.is_file():
-        if json.loads(manifest_path.read_text())["key"] == key:
+    if not rerun and manifest_path.exists():
+        try:
+            reusable = read_manifest(manifest_path).get("key") == key
+        except HotlineError as e:
+            # A damaged result counts as none: the run is made again.
+            say(f"run {run.run_id}: {e}; running it again")
+            shutil.rmtree(final)
+            reusable = False
+        if reusable:
             say(f"run {run.run_id}: inputs unchanged, result reused ({final})")
             return RunResult(run.run_id, final, None, reused=True)
+    specs.check_host_memory(run.system, system)
 
     work = out_dir / f".{run.run_id}.running"
     shutil.rmtree(work, ignore_errors=True)
@@ -169,7 +210,7 @@ def execute(run: PlannedRun, spec: specs.ExperimentSpec, spec_path: Path, kernel
                   "summary": outcome.report.summaries.get(run.workload),
                   "counters": outcome.report.counters.get(run.workload)},
     }
-    (work / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    _write_manifest(work, manifest)
     target = final if outcome.failure is None else final.with_name(final.name + ".failed")
     shutil.rmtree(target, ignore_errors=True)
     if outcome.failure is None:

@@ -7,21 +7,26 @@ both backends: cores, memory, cache geometry and latencies.  An experiment spec
 systems x repeats.  Errors name the file, the key and what is allowed.
 """
 
-import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from hotline import paths
+from hotline import paths, tomlfile
 from hotline.errors import HotlineError
 from hotline.kernel.variants import available_variants
 from hotline.plugins import available_plugins
+from hotline.tomlfile import Strict
 from hotline.workloads import load_workload
 
 
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+# The most memory QEMU 10.0's pc machine gives a guest: the `max` CPU under
+# TCG has 40 physical address bits, and RAM above 4 GiB, the PCI hole and
+# the hotplug region must fit below them (measured with qemu-system-x86_64
+# 10.0.2: 1033216 MiB starts, 1033217 does not; rounded down to whole GiB).
+# gem5's X86Board takes at most 3072 MiB (hotline.gem5.params).  What the
+# host has is checked where a run starts (check_host_memory).
+QEMU_MAX_MEMORY_MIB = 1008 * 1024
 
 
 def _power_of_two(n: int) -> bool:
@@ -92,6 +97,15 @@ class SystemSpec(Strict):
     qemu: QemuSettings = QemuSettings()
     gem5: Gem5Settings = Gem5Settings()
 
+    @field_validator("memory_mib")
+    @classmethod
+    def _addressable(cls, memory_mib: int) -> int:
+        if memory_mib > QEMU_MAX_MEMORY_MIB:
+            raise ValueError(f"{memory_mib} MiB is more than QEMU's pc machine can give a "
+                             f"guest: at most {QEMU_MAX_MEMORY_MIB} MiB (40 physical "
+                             "address bits)")
+        return memory_mib
+
 
 class WorkloadRef(Strict):
     name: str
@@ -140,47 +154,6 @@ class ExperimentSpec(Strict):
         return self
 
 
-def _allowed_keys(model: type[BaseModel], loc: tuple) -> list[str]:
-    """The keys allowed where `loc` points, by walking the model's fields."""
-    for part in loc[:-1]:
-        if isinstance(part, int):
-            continue
-        annotation = model.model_fields[part].annotation
-        for candidate in getattr(annotation, "__args__", ()) + (annotation,):
-            if isinstance(candidate, type) and issubclass(candidate, BaseModel):
-                model = candidate
-                break
-    return sorted(model.model_fields)
-
-
-def _one_line(path: Path, model: type[BaseModel], error: ValidationError) -> str:
-    first = error.errors()[0]
-    loc = first["loc"]
-    key = ".".join(str(p) for p in loc) or "(top level)"
-    if first["type"] == "extra_forbidden":
-        return f"{path}: unknown key '{key}'; allowed here: {', '.join(_allowed_keys(model, loc))}"
-    if first["type"] == "missing":
-        return f"{path}: missing key '{key}'"
-    return f"{path}: key '{key}': {first['msg']}"
-
-
-def _read_toml(path: Path) -> dict:
-    try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
-    except FileNotFoundError:
-        raise HotlineError(f"{path}: no such file") from None
-    except tomllib.TOMLDecodeError as e:
-        raise HotlineError(f"{path}: not valid TOML: {e}") from None
-
-
-def _parse(path: Path, model: type[BaseModel]):
-    try:
-        return model.model_validate(_read_toml(path))
-    except ValidationError as e:
-        raise HotlineError(_one_line(path, model, e)) from None
-
-
 def system_path(name: str) -> Path:
     return paths.CONFIGS / "systems" / f"{name}.toml"
 
@@ -190,35 +163,77 @@ def available_systems() -> list[str]:
 
 
 def load_system(name: str) -> SystemSpec:
-    path = system_path(name)
-    if not path.is_file():
+    # A name, not a path: checked before a path is made of it.
+    if name not in available_systems():
         raise HotlineError(f"unknown system '{name}'; available: {', '.join(available_systems())}")
-    return _parse(path, SystemSpec)
+    return tomlfile.parse(system_path(name), SystemSpec)
+
+
+def host_memory_mib() -> int:
+    """The memory of the machine this runs on (MemTotal)."""
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) // 1024
+    raise HotlineError("/proc/meminfo has no MemTotal")
+
+
+def check_host_memory(name: str, system: SystemSpec) -> None:
+    """A simulator allocates the guest's memory whole; Linux refuses an
+    allocation larger than the machine's memory, so a system with more
+    memory than this host cannot run here."""
+    host = host_memory_mib()
+    if system.memory_mib > host:
+        raise HotlineError(f"{system_path(name)}: key 'memory_mib': {system.memory_mib} MiB is "
+                           f"more than this host's memory ({host} MiB, MemTotal in "
+                           "/proc/meminfo), which the simulator must allocate for the guest; "
+                           "run it on a larger machine or give the system less memory")
+
+
+def _check_group(path: Path, spec: ExperimentSpec, prefix: str, group: Group) -> None:
+    """The names a group (the experiment's own lists, or an [[also]] table)
+    gives: each must exist, and each workload must fit each system.  Errors
+    name the key, e.g. also.0.variants.1."""
+    variants, systems = available_variants(), available_systems()
+    for i, name in enumerate(group.variants or ()):
+        if name not in variants:
+            raise HotlineError(f"{path}: key '{prefix}variants.{i}': unknown variant '{name}'; "
+                               f"available: {', '.join(variants)}")
+    for i, name in enumerate(group.systems or ()):
+        if name not in systems:
+            raise HotlineError(f"{path}: key '{prefix}systems.{i}': unknown system '{name}'; "
+                               f"available: {', '.join(systems)}")
+        try:
+            load_system(name)
+        except HotlineError as e:
+            raise HotlineError(f"{path}: key '{prefix}systems.{i}': {e}") from None
+    # Each workload against each system of the group (its own or the
+    # experiment's), the error naming the key of whichever list the group sets.
+    workloads_key = prefix if group.workloads else ""
+    systems_key = prefix if group.systems else ""
+    for i, ref in enumerate(group.workloads or spec.workloads):
+        try:
+            workload = load_workload(ref.name)
+            params = workload.resolve_params(ref.scale, ref.params)
+        except HotlineError as e:
+            raise HotlineError(f"{path}: key '{workloads_key}workloads.{i}': {e}") from None
+        for j, name in enumerate(group.systems or spec.systems):
+            if problem := workload.memory_problem(
+                    params, load_system(name).memory_mib,
+                    f"system '{name}' ({systems_key}systems.{j})"):
+                raise HotlineError(f"{path}: key '{workloads_key}workloads.{i}': {problem}")
 
 
 def load_experiment(path: Path) -> ExperimentSpec:
     """Parse and check an experiment spec, including every system, variant and
-    workload it names, so that a bad spec fails before anything is built."""
-    spec = _parse(path, ExperimentSpec)
-    variants = available_variants()
-    for i, name in enumerate(spec.variants):
-        if name not in variants:
-            raise HotlineError(f"{path}: key 'variants.{i}': unknown variant '{name}'; "
-                               f"available: {', '.join(variants)}")
-    for i, name in enumerate(spec.systems):
-        if name not in available_systems():
-            raise HotlineError(f"{path}: key 'systems.{i}': unknown system '{name}'; "
-                               f"available: {', '.join(available_systems())}")
-        try:
-            load_system(name)
-        except HotlineError as e:
-            raise HotlineError(f"{path}: key 'systems.{i}': {e}") from None
+    workload it names, in its own lists and in every [[also]] table, so that
+    a bad spec fails before anything is built."""
+    spec = tomlfile.parse(path, ExperimentSpec)
+    _check_group(path, spec, "", Group(variants=spec.variants, systems=spec.systems,
+                                       workloads=spec.workloads))
+    for i, group in enumerate(spec.also):
+        _check_group(path, spec, f"also.{i}.", group)
     if spec.plugin is not None and spec.plugin not in available_plugins():
         raise HotlineError(f"{path}: key 'plugin': unknown plugin '{spec.plugin}'; "
                            f"available: {', '.join(available_plugins())}")
-    for i, ref in enumerate(spec.workloads):
-        try:
-            load_workload(ref.name).resolve_params(ref.scale, ref.params)
-        except HotlineError as e:
-            raise HotlineError(f"{path}: key 'workloads.{i}': {e}") from None
     return spec

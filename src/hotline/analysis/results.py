@@ -8,10 +8,46 @@ from functools import cached_property
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 
 from hotline.errors import HotlineError
 
 LABELS = ["variant", "workload", "system", "cpus", "repeat", "params"]
+# The index's columns that these results read (hotline.sweep.gather writes them).
+RUNS_COLUMNS = ["run_id", "variant", "workload", "system", "repeat", "params", "status",
+                "summary", "manifest"]
+
+
+def _regather(path: Path) -> str:
+    return (f"delete {path.parent / 'runs.parquet'} and run the experiment again (./hotline "
+            "run SPEC gathers its results anew without running what is done)")
+
+
+def _read(path: Path, columns: list[str]) -> pd.DataFrame:
+    """A gathered table with (at least) `columns`; a one-line error naming
+    the file otherwise."""
+    try:
+        table = pd.read_parquet(path)
+    except (OSError, ValueError, pa.ArrowException) as e:
+        why = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise HotlineError(f"{path}: not a readable Parquet table ({why}); "
+                           f"{_regather(path)}") from None
+    missing = [c for c in columns if c not in table.columns]
+    if missing:
+        raise HotlineError(f"{path}: lacks the column(s) {', '.join(missing)} (gathered by "
+                           f"another version of hotline?); {_regather(path)}")
+    return table
+
+
+def _json(text, path: Path, run_id: str):
+    """A JSON value the index holds as text (missing: None)."""
+    if not isinstance(text, str):
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise HotlineError(f"{path}: run {run_id}'s JSON is damaged ({e}); "
+                           f"{_regather(path)}") from None
 
 
 class Results:
@@ -20,19 +56,21 @@ class Results:
         if not (self.directory / "runs.parquet").is_file():
             raise HotlineError(f"{self.directory} has no runs.parquet: give the directory of a "
                                "gathered experiment (./hotline run SPEC writes it)")
+        self.runs  # read now: a damaged index fails here, with its name
 
     @cached_property
     def runs(self) -> pd.DataFrame:
         """One row per planned run, with its status; the runs that succeeded
         also get cpus, the guest's summary and the kernel's counters."""
-        runs = pd.read_parquet(self.directory / "runs.parquet")
+        path = self.directory / "runs.parquet"
+        runs = _read(path, RUNS_COLUMNS)
         # Runs that did not succeed have no manifest or summary (missing values).
-        manifests = [json.loads(m) if isinstance(m, str) else {}
-                     for m in runs["manifest"].astype(object)]
+        manifests = [_json(m, path, r) or {}
+                     for m, r in zip(runs["manifest"].astype(object), runs["run_id"])]
         runs["cpus"] = [m.get("inputs", {}).get("system", {}).get("spec", {}).get("cpus")
                         for m in manifests]
-        runs["summary"] = [json.loads(s) if isinstance(s, str) else None
-                           for s in runs["summary"].astype(object)]
+        runs["summary"] = [_json(s, path, r)
+                           for s, r in zip(runs["summary"].astype(object), runs["run_id"])]
         runs["counters"] = [((m.get("guest") or {}).get("counters") or {}).get("counters")
                             for m in manifests]
         return runs
@@ -46,7 +84,7 @@ class Results:
         path = self.directory / f"{name}.parquet"
         if not path.is_file():
             return pd.DataFrame(columns=["run", *LABELS])
-        table = pd.read_parquet(path)
+        table = _read(path, ["run"])
         labels = self.ok[["run_id", *LABELS]].rename(columns={"run_id": "run"})
         return table.merge(labels, on="run", how="inner")
 

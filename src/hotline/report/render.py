@@ -2,16 +2,17 @@
 shows, the table), rendered as plain text and as one HTML page."""
 
 import html
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from hotline.errors import HotlineError
+from hotline.experiment import read_manifest
 from hotline.kernel.build import kernel_directory
 from hotline.report import tables as rt
 from hotline.results.symbols import Symbolizer
+from hotline.sweep.workflow import record_path
 
 TOP = 25            # instructions per top list
 FUNCTIONS = 5       # functions listed instruction by instruction
@@ -35,13 +36,41 @@ def kernel_dir(manifest: dict) -> Path:
     return directory
 
 
-def sections(run_dir: Path) -> tuple[dict, list[Section]]:
-    manifest = json.loads((run_dir / "manifest.json").read_text())
-    if "misses" not in manifest.get("tables", {}):
+def redo(run_dir: Path) -> str:
+    """How to have a damaged run made again."""
+    record = run_dir.parent / record_path(run_dir.name.removesuffix(".failed"))
+    return (f"delete {run_dir}" + (f" and {record}" if record.exists() else "") +
+            " and run its experiment again (or run it with --rerun)")
+
+
+def read_run(run_dir: Path) -> dict:
+    """A run's manifest, if the run has tables to report; a one-line error
+    saying why not otherwise."""
+    try:
+        manifest = read_manifest(run_dir / "manifest.json")
+    except HotlineError as e:
+        raise HotlineError(f"{e}: the run is damaged: {redo(run_dir)}") from None
+    if manifest.get("status") == "failed":
+        raise HotlineError(f"{run_dir}: the run failed: {manifest.get('failure')}; a failed "
+                           f"run has no tables to report (its guest log: "
+                           f"{run_dir / 'guest.log'})")
+    if "misses" not in (manifest.get("tables") or {}):
         raise HotlineError(f"{run_dir} has no results tables: the report needs a run made "
                            "with plugin = \"hotline-cache\"")
-    t = rt.RunTables.read(run_dir)
-    disasm = rt.Disassembly(Symbolizer(kernel_dir(manifest) / "vmlinux"), t.instructions)
+    return manifest
+
+
+def sections(run_dir: Path) -> tuple[dict, list[Section]]:
+    manifest = read_run(run_dir)
+    t = rt.RunTables.read(run_dir, f"the run is damaged: {redo(run_dir)}")
+    try:
+        vmlinux = kernel_dir(manifest) / "vmlinux"
+        _header(manifest)
+    except (KeyError, TypeError) as e:
+        raise HotlineError(f"{run_dir / 'manifest.json'}: not a manifest the report can read "
+                           f"({type(e).__name__}: {e}; written by another version of "
+                           f"hotline?): {redo(run_dir)}") from None
+    disasm = rt.Disassembly(Symbolizer(vmlinux), t.instructions)
     out = [Section("Misses by level", "All vCPUs together, inside the regions of interest. "
                    "Stall cycles: misses x the latency of what served them.", rt.totals(t))]
     for level in ("L1D", "L2"):

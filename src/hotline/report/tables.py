@@ -4,10 +4,42 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 
+from hotline.errors import HotlineError
 from hotline.results.objects import describe
 from hotline.results.schema import CAUSES
 from hotline.results.symbols import Symbolizer, disassemble_bytes
+
+
+# The columns of each results table that the report reads.
+COLUMNS = {
+    "misses": ["pc", "space", "kind", "symbol", "offset", "source_line", "object", "field",
+               "level", "cause", "count", "cycles"],
+    "instructions": ["pc", "bytes"],
+    "coherence": ["pc", "symbol", "offset", "object", "field", "thief_pc", "thief_symbol",
+                  "thief_offset", "count"],
+    "rapw": ["store_pc", "store_symbol", "store_offset", "load_pc", "load_symbol",
+             "load_offset", "count"],
+    "roi": ["instructions"],
+}
+
+
+def read_table(path: Path, columns: list[str], fix: str) -> pd.DataFrame:
+    """A results table with (at least) `columns`, or a one-line error naming
+    the file, what is wrong with it and `fix`."""
+    try:
+        table = pd.read_parquet(path)
+    except FileNotFoundError:
+        raise HotlineError(f"{path}: missing; {fix}") from None
+    except (OSError, ValueError, pa.ArrowException) as e:
+        why = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise HotlineError(f"{path}: not a readable Parquet table ({why}); {fix}") from None
+    missing = [c for c in columns if c not in table.columns]
+    if missing:
+        raise HotlineError(f"{path}: lacks the column(s) {', '.join(missing)} (written by "
+                           f"another version of hotline?); {fix}")
+    return table
 
 
 @dataclass
@@ -19,9 +51,9 @@ class RunTables:
     roi: pd.DataFrame
 
     @classmethod
-    def read(cls, run_dir: Path) -> "RunTables":
-        return cls(*(pd.read_parquet(run_dir / f"{name}.parquet")
-                     for name in ("misses", "instructions", "coherence", "rapw", "roi")))
+    def read(cls, run_dir: Path, fix: str = "make the run again") -> "RunTables":
+        return cls(*(read_table(run_dir / f"{name}.parquet", columns, fix)
+                     for name, columns in COLUMNS.items()))
 
 
 def _where(symbol: str, offset: int, pc: int) -> str:

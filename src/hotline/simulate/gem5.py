@@ -30,7 +30,7 @@ from hotline.console import say
 from hotline.errors import HotlineError
 from hotline.gem5 import lsq_trace, params as gem5_params, physical_map, stats, trace_misses
 from hotline.simulate import guest_log
-from hotline.simulate.qemu import Outcome
+from hotline.simulate.qemu import Outcome, exit_failure
 from hotline.simulate.supervise import supervise, write_command
 from hotline.hashing import hash_file, hash_json
 from hotline.results.attribute import attribute
@@ -104,7 +104,7 @@ def command(gem5: Path, *, lsq_trace_on: bool) -> list[str]:
     return cmd + [str(SCRIPT), "--params", PARAMS_FILE]
 
 
-def _last_error(log: Path) -> str:
+def _last_error(log: Path) -> str | None:
     lines = log.read_text(errors="replace").strip().splitlines() if log.exists() else []
     for line in reversed(lines):
         if "hotline-gem5: error:" in line:
@@ -112,7 +112,7 @@ def _last_error(log: Path) -> str:
     for line in reversed(lines):
         if line.startswith(("fatal:", "panic:", "Exception", "RuntimeError")):
             return line
-    return lines[-1] if lines else "(no output)"
+    return lines[-1] if lines else None
 
 
 def run(cmd: list[str], run_dir: Path, *, cpus: int, workloads: list[str], timeout_s: int,
@@ -128,7 +128,7 @@ def run(cmd: list[str], run_dir: Path, *, cpus: int, workloads: list[str], timeo
                              if (run_dir / SERIAL_LOG).exists() else "")
     failure = ended.killed_for
     if failure is None and ended.returncode != 0:
-        failure = f"gem5 exited with status {ended.returncode}: {_last_error(run_dir / LOG)}"
+        failure = exit_failure("gem5", ended.returncode, _last_error(run_dir / LOG))
     failure = failure or guest_log.failure_reason(report, cpus, workloads)
     return Outcome(failure, report, ended.wall_s)
 

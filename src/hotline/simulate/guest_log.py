@@ -13,6 +13,15 @@ WORKLOAD_END = re.compile(r"^hotline: workload (\S+) end status=(\d+)", re.M)
 SUMMARY = re.compile(r"^hotline-summary: (\{.*\})\s*$", re.M)
 COUNTERS = re.compile(r"^hotline-counters: (\{.*\})\s*$", re.M)
 DONE = re.compile(r"^hotline: done", re.M)
+WORKLOAD_OUTPUT = re.compile(r"^hotline: workload (\S+) begin\s*$(.*?)"
+                             r"(?=^hotline: workload \1 end|\Z)", re.M | re.S)
+KERNEL_LINE = re.compile(r"^\[\s*\d+\.\d+\]")
+# What the lines a program prints when it fails say: perror()'s strerror
+# texts, the shell's own complaints, the kernel's OOM killer.
+LOOKS_LIKE_ERROR = re.compile(
+    r"error|fail|cannot|can't|unable|denied|not permitted|no space|not found|no such|"
+    r"out of memory|killed|segmentation fault|illegal instruction|aborted|bus error|"
+    r"invalid|too many|timed out|read-only", re.I)
 
 
 @dataclass
@@ -25,6 +34,8 @@ class GuestReport:
     # {"counters": {...}, "since_boot": {...}, "check": {...}}
     counters: dict[str, dict] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    # workload: the last line of its output that looks like an error
+    last_errors: dict[str, str] = field(default_factory=dict)
     panicked: bool = False
     done: bool = False
 
@@ -49,9 +60,27 @@ def parse(text: str) -> GuestReport:
         except (json.JSONDecodeError, KeyError, TypeError, AttributeError):
             report.errors.append(f"unparseable counters line: {line[:200]}")
     report.errors += ERROR.findall(text)
+    for name, output in WORKLOAD_OUTPUT.findall(text):
+        if line := last_error(output):
+            report.last_errors[name] = line
     report.panicked = bool(PANIC.search(text))
     report.done = bool(DONE.search(text))
     return report
+
+
+def last_error(output: str) -> str | None:
+    """The last line of a workload's output that looks like an error: its
+    own lines first (perror's "dumpcopy: write: No space left on device"),
+    else the kernel's while it ran ("Out of memory: Killed process ...")."""
+    lines = [line.strip() for line in output.splitlines()]
+    lines = [line for line in lines if line and not line.startswith("hotline")]
+    own = [line for line in lines if not KERNEL_LINE.match(line)]
+    kernel = [KERNEL_LINE.sub("", line).strip() for line in lines if KERNEL_LINE.match(line)]
+    for candidates in (own, kernel):
+        for line in reversed(candidates):
+            if LOOKS_LIKE_ERROR.search(line):
+                return line[:300]
+    return None
 
 
 def counter_problem(entry: dict) -> str | None:
@@ -88,10 +117,11 @@ def failure_reason(report: GuestReport, cpus_expected: int,
     if report.cpus_online != cpus_expected:
         return f"{report.cpus_online} CPUs came online, the system spec asks for {cpus_expected}"
     for name in workloads:
+        said = f": {report.last_errors[name]}" if name in report.last_errors else ""
         if report.statuses.get(name) != 0:
-            return f"workload {name} exited with status {report.statuses.get(name)}"
+            return f"workload {name} exited with status {report.statuses.get(name)}{said}"
         if name not in report.summaries:
-            return f"workload {name} printed no hotline-summary line"
+            return f"workload {name} printed no hotline-summary line{said}"
         if name in report.counters and (problem := counter_problem(report.counters[name])):
             return f"kernel self-check after {name}: {problem}"
     return None

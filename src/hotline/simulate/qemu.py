@@ -19,6 +19,7 @@ Two modes, recorded with every result:
   on a many-core host, interleavings not reproducible.
 """
 
+import signal
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,6 +99,20 @@ class Outcome:
     wall_s: float
 
 
+def exit_failure(simulator: str, returncode: int, said: str | None) -> str:
+    """Why a simulator that hotline did not stop ended with a non-zero
+    status: its exit status or the signal that killed it, and its last words."""
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return (f"{simulator} was killed by {name}, not by hotline (by another process, a "
+                "batch system's limit or the kernel's out-of-memory killer: see dmesg)"
+                + (f"; its last output: {said}" if said else ""))
+    return f"{simulator} exited with status {returncode}: {said or '(no output)'}"
+
+
 def make_scratch_disks(run_dir: Path, count: int, size_mib: int) -> tuple[Path, ...]:
     """Blank ext4 disks (sparse files) in run_dir, named relative to it."""
     names = tuple(Path(f"scratch-{i}.img") for i in range(count))
@@ -122,6 +137,6 @@ def run(cmd: list[str], run_dir: Path, *, cpus: int, workloads: list[str], timeo
     failure = ended.killed_for
     if failure is None and ended.returncode != 0:
         said = (run_dir / "qemu.log").read_text(errors="replace").strip().splitlines()
-        failure = f"QEMU exited with status {ended.returncode}: {said[-1] if said else '(no output)'}"
+        failure = exit_failure("QEMU", ended.returncode, said[-1] if said else None)
     failure = failure or guest_log.failure_reason(report, cpus, workloads)
     return Outcome(failure, report, ended.wall_s)

@@ -16,7 +16,9 @@ complete.
 """
 
 import json
+import shutil
 from contextlib import contextmanager
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
@@ -26,23 +28,90 @@ import pyarrow.parquet as pq
 from hotline import specs
 from hotline.console import say
 from hotline.errors import HotlineError
-from hotline.experiment import plan
+from hotline.experiment import plan, read_manifest
 from hotline.simulate import qemu
 from hotline.sweep import workflow
 
 
 def read_record(out_dir: Path, run_id: str) -> dict | None:
+    """A run's recorded outcome, or None if it has none.  A run recorded as
+    ok whose manifest or tables cannot be read is set aside as failed
+    (set_aside), and a record that cannot be read is removed, so that the
+    next sweep makes the run again."""
     path = out_dir / workflow.record_path(run_id)
-    if path.is_file():
-        return json.loads(path.read_text())
-    # A run made in-process (./hotline demo) has its directory but no record.
-    for directory, status in ((run_id, "ok"), (f"{run_id}.failed", "failed")):
-        manifest = out_dir / directory / "manifest.json"
-        if manifest.is_file():
-            return {"run_id": run_id, "status": status, "directory": directory,
-                    "failure": json.loads(manifest.read_text()).get("failure"),
-                    "guest_log": f"{directory}/{qemu.SERIAL_LOG}", "step_log": None}
+    record = None
+    if path.exists():
+        try:
+            record = json.loads(path.read_text())
+            if not isinstance(record, dict) or "status" not in record:
+                raise ValueError("not a run's record")
+        except (OSError, ValueError) as e:
+            say(f"run {run_id}: {path}: unreadable ({e}); removed, so that the next "
+                "./hotline run makes the run again")
+            path.unlink(missing_ok=True)
+            record = None
+    if record is None:
+        # A run made in-process (./hotline demo) has its directory but no record.
+        for directory, status in ((run_id, "ok"), (f"{run_id}.failed", "failed")):
+            if (out_dir / directory).is_dir():
+                record = {"run_id": run_id, "status": status, "directory": directory,
+                          "failure": None, "guest_log": f"{directory}/{qemu.SERIAL_LOG}",
+                          "step_log": None}
+                if status == "failed":
+                    try:
+                        record["failure"] = read_manifest(
+                            out_dir / directory / "manifest.json").get("failure")
+                    except HotlineError as e:
+                        record["failure"] = str(e)
+                break
+    if record and record["status"] == "ok":
+        if problem := _damage(out_dir / (record.get("directory") or run_id)):
+            return set_aside(out_dir, run_id, problem)
+    return record
+
+
+def _damage(run_dir: Path) -> str | None:
+    """What makes a run directory recorded as ok unusable, or None."""
+    try:
+        read_manifest(run_dir / "manifest.json")
+    except HotlineError as e:
+        return str(e)
+    for table in sorted(run_dir.glob("*.parquet")):
+        try:
+            pq.read_schema(table)
+        except (OSError, pa.ArrowException) as e:
+            return f"{table}: not a readable Parquet table ({_first_line(e)})"
     return None
+
+
+def _first_line(e: Exception) -> str:
+    return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+
+
+def set_aside(out_dir: Path, run_id: str, problem: str) -> dict:
+    """A damaged run, recorded as failed with the problem as its reason; its
+    directory, if any, renamed RUN-ID.failed: no directory named RUN-ID is
+    left that is not a valid result, and a sweep makes a failed run again."""
+    directory = out_dir / run_id
+    failed = directory.with_name(directory.name + ".failed")
+    if directory.is_dir():
+        shutil.rmtree(failed, ignore_errors=True)
+        directory.rename(failed)
+    record = {"run_id": run_id, "status": "failed",
+              "failure": f"{problem}; set aside as {failed.name}, the next ./hotline run "
+                         "makes the run again",
+              "directory": failed.name if failed.is_dir() else None,
+              "guest_log": f"{failed.name}/{qemu.SERIAL_LOG}"
+              if (failed / qemu.SERIAL_LOG).exists() else None,
+              "step_log": workflow.log_path(run_id), "reused": False,
+              "recorded": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    path = out_dir / workflow.record_path(run_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps(record, indent=2) + "\n")
+    partial.rename(path)
+    say(f"run {run_id}: FAILED: {record['failure']}")
+    return record
 
 
 def index(spec_path: Path, out_dir: Path) -> pd.DataFrame:
@@ -52,8 +121,10 @@ def index(spec_path: Path, out_dir: Path) -> pd.DataFrame:
         record = read_record(out_dir, run.run_id) or {}
         manifest = None
         if record.get("directory"):
-            path = out_dir / record["directory"] / "manifest.json"
-            manifest = json.loads(path.read_text()) if path.is_file() else None
+            try:
+                manifest = read_manifest(out_dir / record["directory"] / "manifest.json")
+            except HotlineError:
+                pass  # a failed run's: its record says why it failed
         guest = (manifest or {}).get("guest") or {}
         rows.append({
             "run_id": run.run_id, "variant": run.variant, "workload": run.workload,
@@ -77,6 +148,13 @@ def index(spec_path: Path, out_dir: Path) -> pd.DataFrame:
                                       "wall_seconds": "float64"})
 
 
+class _Damaged(Exception):
+    """A run's table that could not be read while gathering."""
+    def __init__(self, run_id: str, problem: str):
+        super().__init__(problem)
+        self.run_id, self.problem = run_id, problem
+
+
 def concatenate(out_dir: Path, frame: pd.DataFrame) -> dict[str, int]:
     """Each table name found in the successful runs' directories, written as
     one file; {name: rows}.  Streamed run by run, so a sweep's tables need
@@ -89,12 +167,15 @@ def concatenate(out_dir: Path, frame: pd.DataFrame) -> dict[str, int]:
     for name, parts in sorted(sources.items()):
         target = out_dir / f"{name}.parquet"
         partial = target.with_name(target.name + ".partial")
-        schema = pa.unify_schemas([_with_run(pq.read_schema(p), None) for _, p in parts],
-                                  promote_options="permissive").remove_metadata()
+        schema = _unified_schema(name, parts)
         rows = 0
         with pq.ParquetWriter(partial, schema) as writer, _removed_on_error(partial):
             for run_id, path in parts:
-                table = _with_run(pq.read_table(path), run_id)
+                try:
+                    table = _with_run(pq.read_table(path), run_id)
+                except (OSError, pa.ArrowException) as e:
+                    raise _Damaged(run_id, f"{path}: not a readable Parquet table "
+                                           f"({_first_line(e)})") from None
                 # A column another run's table has and this one lacks is null here.
                 for field in schema:
                     if field.name not in table.column_names:
@@ -103,11 +184,28 @@ def concatenate(out_dir: Path, frame: pd.DataFrame) -> dict[str, int]:
                     writer.write_table(table.select(schema.names).cast(schema))
                 except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
                     raise HotlineError(f"{path}: its columns do not match the other runs' "
-                                       f"{name} tables: {e}") from None
+                                       f"{name} tables: {e}; run the experiment again "
+                                       "with --rerun to make them all anew") from None
                 rows += table.num_rows
         partial.rename(target)
         written[name] = rows
     return written
+
+
+def _unified_schema(name: str, parts: list[tuple[str, Path]]) -> pa.Schema:
+    """One schema for every run's table `name`: the union of their columns,
+    each column's type wide enough for all of them."""
+    schema = None
+    for _, path in parts:
+        own = _with_run(pq.read_schema(path), None).remove_metadata()
+        try:
+            schema = own if schema is None else pa.unify_schemas(
+                [schema, own], promote_options="permissive")
+        except pa.ArrowException as e:
+            raise HotlineError(f"{path}: its columns do not match the other runs' {name} "
+                               f"tables ({_first_line(e)}); run the experiment again with "
+                               "--rerun to make them all anew") from None
+    return schema.remove_metadata()
 
 
 @contextmanager
@@ -130,8 +228,14 @@ def _with_run(item, run_id: str | None):
 
 
 def gather(spec_path: Path, out_dir: Path) -> pd.DataFrame:
-    frame = index(spec_path, out_dir)
-    written = concatenate(out_dir, frame)
+    while True:
+        frame = index(spec_path, out_dir)
+        try:
+            written = concatenate(out_dir, frame)
+            break
+        except _Damaged as e:
+            # Gathered again without it; the next sweep makes it again.
+            set_aside(out_dir, e.run_id, e.problem)
     # A table no run has any more is not left behind from an earlier gather.
     for stale in out_dir.glob("*.parquet"):
         if stale.stem not in written and stale.name != workflow.INDEX:

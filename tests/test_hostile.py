@@ -1,0 +1,403 @@
+"""hotline probed as a hostile user would (issue 13): every input that cannot
+work ends in one line naming the file or key, what is wrong and how to fix
+it, a non-zero exit, and nothing recorded as a valid result.  Nothing here
+boots: the simulator is a stand-in where a run is needed."""
+
+import errno
+import json
+import os
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from hotline import cli, experiment, paths, specs
+from hotline.analysis.results import Results
+from hotline.errors import HotlineError
+from hotline.results.schema import MISSES
+from hotline.simulate import guest_log, qemu
+from hotline.sweep import engine, gather, workflow
+from hotline.workloads import load_workload
+from tests.test_sweep import out_dir, sandbox, started  # noqa: F401 (a fixture)
+
+GOOD = """
+description = "test"
+variants = ["baseline"]
+systems = ["skylake-4core"]
+workloads = [{ name = "forkstorm", scale = "smoke" }]
+"""
+
+
+def fails(capsys, *argv) -> str:
+    """./hotline ARGV: exit status 1 and one line, `hotline: error: ...`."""
+    assert cli.main(list(argv)) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("hotline: error: ") and err.count("\n") == 1, err
+    return err
+
+
+def rejected(tmp_path, text) -> str:
+    path = tmp_path / "exp.toml"
+    path.write_text(text)
+    with pytest.raises(HotlineError) as e:
+        specs.load_experiment(path)
+    message = str(e.value)
+    assert "\n" not in message and message.startswith(f"{path}: ")
+    return message
+
+
+# 3. [[also]] groups are validated like the experiment's own lists.
+
+@pytest.mark.parametrize("group, key, what", [
+    ('variants = ["baseline", "no-such-variant"]', "also.0.variants.1",
+     "unknown variant 'no-such-variant'"),
+    ('systems = ["vax"]', "also.0.systems.0", "unknown system 'vax'"),
+    ('workloads = [{ name = "nope" }]', "also.0.workloads.0", "unknown workload 'nope'"),
+    ('workloads = [{ name = "forkstorm", scale = "huge" }]', "also.0.workloads.0",
+     "unknown scale 'huge'"),
+    ('workloads = [{ name = "forkstorm", params = { forks = 2 } }]', "also.0.workloads.0",
+     "unknown parameter 'forks'"),
+])
+def test_also_groups_are_checked_and_errors_name_the_key(tmp_path, capsys, group, key, what):
+    text = GOOD + "[[also]]\n" + group + "\n"
+    message = rejected(tmp_path, text)
+    assert f"key '{key}'" in message and what in message
+    assert what in fails(capsys, "check", str(tmp_path / "exp.toml"))
+
+
+def test_a_second_also_group_is_named_by_its_index(tmp_path):
+    text = GOOD + '[[also]]\nsystems = ["pentium3-4way"]\n[[also]]\nvariants = ["nope"]\n'
+    assert "key 'also.1.variants.0'" in rejected(tmp_path, text)
+
+
+# 4. Tracebacks become one line.
+
+def test_a_spec_that_is_a_directory(tmp_path, capsys):
+    err = fails(capsys, "check", str(tmp_path))
+    assert f"{tmp_path}: a directory, not a TOML file" in err
+
+
+def test_a_spec_that_is_not_utf8(tmp_path, capsys):
+    path = tmp_path / "exp.toml"
+    path.write_bytes(GOOD.encode() + b'# caf\xe9\n')
+    err = fails(capsys, "check", str(path))
+    assert f"{path}: not UTF-8 text (byte 0xe9" in err
+
+
+@pytest.mark.parametrize("variable", ["HOTLINE_RESULTS", "HOTLINE_CACHE"])
+def test_a_tree_variable_naming_a_file(tmp_path, monkeypatch, variable):
+    file = tmp_path / "f"
+    file.write_text("")
+    for value, what in ((file, "is a file"), (file / "below", f"cannot be created: {file} is a file")):
+        monkeypatch.setenv(variable, str(value))
+        with pytest.raises(HotlineError) as e:
+            paths.results_dir() if variable == "HOTLINE_RESULTS" else paths.cache_dir()
+        assert str(e.value) == (f"{variable}={value}: {what}, not a directory; point "
+                                f"{variable} at a directory")
+
+
+def test_results_variable_naming_a_file_via_the_cli(tmp_path, monkeypatch, capsys):
+    (tmp_path / "f").write_text("")
+    monkeypatch.setenv("HOTLINE_RESULTS", str(tmp_path / "f"))
+    assert f"HOTLINE_RESULTS={tmp_path / 'f'}: is a file" in fails(capsys, "report", "some-run")
+
+
+def test_a_read_only_results_tree(tmp_path, monkeypatch):
+    tree = tmp_path / "ro"
+    tree.mkdir()
+    tree.chmod(0o555)
+    monkeypatch.setenv("HOTLINE_RESULTS", str(tree / "results"))
+    if os.geteuid() == 0:
+        # root writes anywhere but on read-only mounts: say what a user hears.
+        real = os.access
+        monkeypatch.setattr(paths.os, "access", lambda p, mode: real(p, mode) and
+                            Path(p) != tree)
+    with pytest.raises(HotlineError, match=f"HOTLINE_RESULTS={tree / 'results'}: cannot be "
+                                           f"created: {tree} is not writable"):
+        paths.results_dir()
+
+
+class Stand_in:
+    """experiment.execute() with the simulator replaced: one run of GOOD."""
+
+    def __init__(self, tmp_path, monkeypatch, text=GOOD):
+        self.spec_path = tmp_path / "exp.toml"
+        self.spec_path.write_text(text)
+        self.spec = specs.load_experiment(self.spec_path)
+        (self.run,) = experiment.plan(self.spec)
+        self.out = tmp_path / "out"
+        self.simulated = 0
+        monkeypatch.setattr(experiment, "run_inputs", lambda *args: {"inputs": 1})
+        monkeypatch.setattr(experiment, "_run_qemu", self.simulate)
+
+    def simulate(self, run, spec, system, kernel, image, plugin, append, work):
+        self.simulated += 1
+        (work / "guest.log").write_text("hotline: done\n")
+        report = guest_log.GuestReport(summaries={run.workload: {"workload": run.workload}})
+        return qemu.Outcome(None, report, 1.0)
+
+    def execute(self, rerun=False):
+        return experiment.execute(self.run, self.spec, self.spec_path, None, None, None,
+                                  self.out, rerun)
+
+
+def test_a_full_disk_while_writing_the_manifest(tmp_path, monkeypatch):
+    runner = Stand_in(tmp_path, monkeypatch)
+    write_text = Path.write_text
+
+    def full(self, *args, **kwargs):
+        if self.name.startswith("manifest.json"):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return write_text(self, *args, **kwargs)
+    monkeypatch.setattr(Path, "write_text", full)
+    with pytest.raises(HotlineError) as e:
+        runner.execute()
+    assert "\n" not in str(e.value)
+    assert f"run {runner.run.run_id}: its manifest could not be written" in str(e.value)
+    assert "No space left on device" in str(e.value)
+    # Nothing that looks like a result, nor a half-made one.
+    assert list(runner.out.iterdir()) == []
+
+
+def test_a_run_with_a_damaged_manifest_is_made_again(tmp_path, monkeypatch):
+    runner = Stand_in(tmp_path, monkeypatch)
+    first = runner.execute()
+    assert first.failure is None and runner.simulated == 1
+    assert runner.execute().reused and runner.simulated == 1
+    (first.directory / "manifest.json").write_text('{"run_id": "trunc')
+    again = runner.execute()
+    assert not again.reused and runner.simulated == 2
+    assert experiment.read_manifest(again.directory / "manifest.json")["status"] == "ok"
+
+
+def corrupt_run(tmp_path) -> Path:
+    run = tmp_path / "results" / "exp" / "r1"
+    run.mkdir(parents=True)
+    (run / "manifest.json").write_text('{"run_id": "r1", "status": "ok", "tab')
+    return run
+
+
+def test_report_of_a_damaged_manifest(tmp_path, capsys):
+    run = corrupt_run(tmp_path)
+    err = fails(capsys, "report", str(run))
+    assert f"{run / 'manifest.json'}: unreadable (" in err
+    assert f"the run is damaged: delete {run} and run its experiment again" in err
+
+
+# The results tables of a run made with hotline-cache (results/cache_tables.py).
+TABLES = {
+    "misses": list(MISSES),
+    "instructions": ["run", "pc", "kind", "bytes", "accesses", "cycles", "l1_misses",
+                     "l2_misses", "l3_misses", "symbol", "offset", "source_line"],
+    "coherence": ["run", "cpu", "pc", "object", "field", "thief_cpu", "thief_pc", "symbol",
+                  "offset", "source_line", "thief_symbol", "thief_offset",
+                  "thief_source_line", "count"],
+    "rapw": ["run", "cpu", "store_pc", "load_pc", "count", "store_symbol", "store_offset",
+             "store_source_line", "load_symbol", "load_offset", "load_source_line"],
+    "roi": ["run", "cpu", "instructions"],
+}
+
+
+def report_ready_run(tmp_path) -> Path:
+    """A run directory whose manifest says it has tables, and has them
+    (empty, with the columns hotline-cache's tables have)."""
+    run = tmp_path / "results" / "exp" / "r1"
+    run.mkdir(parents=True)
+    (run / "manifest.json").write_text(json.dumps(
+        {"run_id": "r1", "status": "ok", "failure": None,
+         "tables": {n: f"{n}.parquet" for n in TABLES}}))
+    for name, columns in TABLES.items():
+        pd.DataFrame({c: [] for c in columns}).to_parquet(run / f"{name}.parquet")
+    return run
+
+
+def test_report_of_a_corrupt_table(tmp_path, capsys):
+    run = report_ready_run(tmp_path)
+    (run / "coherence.parquet").write_bytes(b"PAR1 not really")
+    err = fails(capsys, "report", str(run))
+    assert f"{run / 'coherence.parquet'}: not a readable Parquet table (" in err
+    assert f"the run is damaged: delete {run} and run its experiment again" in err
+
+
+def test_report_of_a_table_of_another_schema(tmp_path, capsys):
+    run = report_ready_run(tmp_path)
+    pd.DataFrame({"run": ["r1"], "pc": [1]}).to_parquet(run / "misses.parquet")
+    err = fails(capsys, "report", str(run))
+    assert f"{run / 'misses.parquet'}: lacks the column(s) space, kind" in err
+
+
+def test_corrupt_index_in_analysis(tmp_path):
+    (tmp_path / "runs.parquet").write_bytes(b"PAR1\x00\x00garbage")
+    with pytest.raises(HotlineError) as e:
+        Results(tmp_path)
+    assert str(e.value).startswith(f"{tmp_path / 'runs.parquet'}: not a readable Parquet")
+    assert "\n" not in str(e.value)
+    pd.DataFrame({"run_id": ["r1"]}).to_parquet(tmp_path / "runs.parquet")
+    with pytest.raises(HotlineError, match="runs.parquet: lacks the column"):
+        Results(tmp_path)
+
+
+def test_gather_sets_aside_a_run_whose_table_is_corrupt(sandbox):  # noqa: F811
+    out = out_dir(sandbox)
+    sweep = workflow.load_sweep(sandbox)
+    good, bad = sweep.runs[0].run_id, sweep.runs[1].run_id
+    for run_id in (good, bad):
+        (out / run_id).mkdir(parents=True)
+        (out / run_id / "manifest.json").write_text(json.dumps({"run_id": run_id}))
+        pd.DataFrame({"run": [run_id], "pc": [1]}).to_parquet(out / run_id / "misses.parquet")
+        (out / workflow.RECORDS).mkdir(parents=True, exist_ok=True)
+        (out / workflow.record_path(run_id)).write_text(json.dumps(
+            {"status": "ok", "failure": None, "directory": run_id, "guest_log": None,
+             "step_log": workflow.log_path(run_id)}))
+    (out / bad / "misses.parquet").write_bytes(b"PAR1 truncated")
+    frame = gather.gather(sweep.spec_path, out).set_index("run_id")
+    assert frame.loc[good, "status"] == "ok" and frame.loc[bad, "status"] == "failed"
+    assert frame.loc[bad, "failure"].startswith(
+        f"{out / bad / 'misses.parquet'}: not a readable Parquet table")
+    assert list(pd.read_parquet(out / "misses.parquet")["run"]) == [good]
+    # No directory named as a valid result is left, and the record says failed.
+    assert not (out / bad).exists() and (out / f"{bad}.failed").is_dir()
+    assert json.loads((out / workflow.record_path(bad)).read_text())["status"] == "failed"
+
+
+def test_a_sweep_heals_a_run_whose_manifest_was_damaged(sandbox, capfd):  # noqa: F811
+    assert engine.run_sweep(sandbox, jobs=2) == 0
+    out = out_dir(sandbox)
+    damaged = workflow.load_sweep(sandbox).runs[0].run_id
+    (out / damaged / "manifest.json").write_text("{")
+    # Something for the sweep to do: gather anew (as after another run).
+    (out / workflow.INDEX).unlink()
+    capfd.readouterr()
+    # The next sweep says which run is damaged and why, and fails.
+    assert engine.run_sweep(sandbox, jobs=2) == 1
+    err = capfd.readouterr().err
+    assert f"failed: {damaged}: {out / damaged / 'manifest.json'}: unreadable (" in err
+    index = pd.read_parquet(out / workflow.INDEX).set_index("run_id")
+    assert index.loc[damaged, "status"] == "failed"
+    # ... and the one after makes it again, and nothing else.
+    before = time.time()
+    assert engine.run_sweep(sandbox, jobs=2) == 0
+    assert started(sandbox, before) == [damaged]
+    assert (pd.read_parquet(out / workflow.INDEX).status == "ok").all()
+
+
+# 5. Specs accepted that cannot run.
+
+SYSTEM = (paths.CONFIGS / "systems" / "skylake-4core.toml").read_text()
+
+
+def system(tmp_path, monkeypatch, **values):
+    text = SYSTEM
+    for key, value in values.items():
+        text = "\n".join(f"{key} = {value}" if line.startswith(f"{key} =") else line
+                         for line in text.splitlines())
+    configs = tmp_path / "configs"
+    (configs / "systems").mkdir(parents=True, exist_ok=True)
+    (configs / "systems" / "t.toml").write_text(text)
+    monkeypatch.setattr(paths, "CONFIGS", configs)
+    return configs / "systems" / "t.toml"
+
+
+def test_memory_beyond_what_qemu_can_give(tmp_path, monkeypatch):
+    path = system(tmp_path, monkeypatch, memory_mib=100000000)
+    with pytest.raises(HotlineError) as e:
+        specs.load_system("t")
+    assert str(e.value).startswith(f"{path}: key 'memory_mib': ")
+    assert f"at most {specs.QEMU_MAX_MEMORY_MIB} MiB" in str(e.value)
+
+
+def test_memory_beyond_the_hosts_fails_the_run_before_it_starts(tmp_path, monkeypatch):
+    runner = Stand_in(tmp_path, monkeypatch)
+    monkeypatch.setattr(specs, "host_memory_mib", lambda: 1000, raising=False)
+    with pytest.raises(HotlineError) as e:
+        runner.execute()
+    assert "key 'memory_mib': 1024 MiB is more than this host's memory (1000 MiB" in str(e.value)
+    assert runner.simulated == 0 and not runner.out.exists()
+
+
+def test_a_dump_that_does_not_fit_the_guests_memory(tmp_path):
+    seed = load_workload("dumpcopy").scales["seed"]["file_mib"]
+    text = GOOD.replace('{ name = "forkstorm", scale = "smoke" }',
+                        '{ name = "dumpcopy", scale = "seed" }')
+    message = rejected(tmp_path, text)
+    assert f"key 'workloads.0': workload dumpcopy: file_mib = {seed} does not fit" in message
+    assert "system 'skylake-4core' (systems.0)" in message
+    # In a group, on the experiment's systems.
+    text = GOOD + '[[also]]\nworkloads = [{ name = "dumpcopy", params = { file_mib = 600 } }]\n'
+    assert "key 'also.0.workloads.0'" in rejected(tmp_path, text)
+    # The bound: the largest file that fits is accepted, and the memory the
+    # error asks for is enough.  (A boot on 512 MiB: a file of the bound,
+    # 203 MiB, was copied; one of 246 MiB failed with "No space left on
+    # device", tmpfs holding 245 MiB.)
+    from hotline.workloads import guest_tmpfs_mib, memory_for_tmpfs_mib
+    (tmp_path / "exp.toml").write_text(text.replace("600", str(guest_tmpfs_mib(1024))))
+    specs.load_experiment(tmp_path / "exp.toml")
+    assert f"memory_mib >= {memory_for_tmpfs_mib(seed)} or a smaller file_mib" in message
+    assert guest_tmpfs_mib(memory_for_tmpfs_mib(seed)) >= seed
+    assert guest_tmpfs_mib(memory_for_tmpfs_mib(seed) - 1) < seed
+    assert guest_tmpfs_mib(512) == 203
+
+
+@pytest.mark.parametrize("line", ["repeats = true", 'timeout_s = "60"', "repeats = 1.0"])
+def test_integers_are_integers(tmp_path, line):
+    key = line.split()[0]
+    assert f"key '{key}': Input should be a valid integer, not " in rejected(tmp_path,
+                                                                             GOOD + line + "\n")
+
+
+def test_workload_parameters_are_integers(tmp_path):
+    text = GOOD.replace('scale = "smoke"', 'scale = "smoke", params = { instances = true }')
+    assert "key 'workloads.0.params.instances': Input should be a valid integer, not true" \
+        in rejected(tmp_path, text)
+
+
+def test_system_integers_are_integers(tmp_path, monkeypatch):
+    system(tmp_path, monkeypatch, cpus="true")
+    with pytest.raises(HotlineError, match="key 'cpus': Input should be a valid integer, not true"):
+        specs.load_system("t")
+
+
+def test_workload_names_are_names_not_paths(tmp_path):
+    # disk-images/workloads/../workloads/forkstorm/workload.toml exists.
+    text = GOOD.replace('"forkstorm"', '"../workloads/forkstorm"')
+    assert "unknown workload '../workloads/forkstorm'" in rejected(tmp_path, text)
+
+
+def test_a_workload_definition_with_a_boolean_bound(tmp_path, monkeypatch):
+    from hotline import workloads
+    definition = tmp_path / "w" / "workload.toml"
+    definition.parent.mkdir()
+    definition.write_text('description = "w"\n[params.n]\ndescription = "n"\nmin = true\n'
+                          'max = 4\n[scales]\nsmoke = { n = 1 }\n')
+    monkeypatch.setattr(workloads, "WORKLOADS", tmp_path)
+    with pytest.raises(HotlineError, match=f"{definition}: key 'params.n.min': Input should "
+                                           "be a valid integer, not true"):
+        workloads.load_workload("w")
+
+
+# 6. Reasons that show the cause.
+
+def test_a_simulator_killed_by_someone_else(tmp_path):
+    outcome = qemu.run(["sh", "-c", "kill -KILL $$"], tmp_path, cpus=1, workloads=["w"],
+                       timeout_s=60, label="t")
+    assert outcome.failure.startswith("QEMU was killed by SIGKILL, not by hotline")
+
+
+def test_a_failed_workload_says_what_the_guest_said():
+    log = ("hotline: cpus-online=0 count=1\nhotline: workload dumpcopy begin\n"
+           "[    4.000001] random: crng init done\n"
+           "dumpcopy: write: No space left on device\n"
+           "hotline: workload dumpcopy end status=1\nhotline: done\n")
+    assert guest_log.failure_reason(guest_log.parse(log), 1, ["dumpcopy"]) == \
+        "workload dumpcopy exited with status 1: dumpcopy: write: No space left on device"
+
+
+def test_report_of_a_failed_run(tmp_path, capsys):
+    run = tmp_path / "results" / "exp" / "r1.failed"
+    run.mkdir(parents=True)
+    reason = "workload dumpcopy exited with status 1: dumpcopy: write: No space left on device"
+    (run / "manifest.json").write_text(json.dumps(
+        {"run_id": "r1", "status": "failed", "failure": reason, "tables": {}}))
+    err = fails(capsys, "report", str(run))
+    assert f"{run}: the run failed: {reason}; a failed run has no tables to report" in err
