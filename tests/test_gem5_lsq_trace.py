@@ -3,7 +3,7 @@ written in the shape of gem5 v24.0's DPRINTFs (src/cpu/o3/lsq_unit.cc)."""
 
 import gzip
 
-from hotline.gem5.lsq_trace import count_partial_overlaps, read_lsq_trace
+from hotline.simulate.gem5.lsq_trace import count_partial_overlaps, read_lsq_trace
 
 U0 = "board.processor.switch0.core.iew.lsq.thread0"
 U1 = "board.processor.switch1.core.iew.lsq.thread0"

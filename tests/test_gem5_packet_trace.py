@@ -7,9 +7,9 @@ import gzip
 import pytest
 
 from hotline.errors import HotlineError
-from hotline.gem5 import packet_trace as pt
-from hotline.gem5.physical_map import PhysicalMap, Segment
-from hotline.gem5.trace_misses import Monitor, aggregate
+from hotline.simulate.gem5 import packet_trace as pt
+from hotline.simulate.gem5.physical_map import PhysicalMap, Segment
+from hotline.simulate.gem5.trace_misses import Monitor, aggregate
 
 # gem5 v24.0 src/proto/packet.proto, field by field.
 GEM5_FIELDS = {

@@ -9,8 +9,9 @@ import pytest
 
 from hotline import paths, specs
 from hotline.errors import HotlineError
-from hotline.gem5 import params
-from hotline.simulate import gem5, qemu
+from hotline.simulate.gem5 import params
+from hotline.simulate import qemu
+from hotline.simulate.gem5 import simulator as gem5
 
 APPEND = qemu.kernel_command_line([("forkstorm", {"instances": 4, "iterations": 10})], "disk",
                                   markers="m5")

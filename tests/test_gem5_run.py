@@ -12,8 +12,8 @@ import pytest
 
 from hotline import specs
 from hotline.experiment import run_experiment
-from hotline.gem5 import params as gem5_params
-from hotline.simulate import gem5
+from hotline.simulate.gem5 import params as gem5_params
+from hotline.simulate.gem5 import simulator as gem5
 
 pytestmark = pytest.mark.skipif(
     not os.environ.get("GEM5"), reason="GEM5 is not set: path to a gem5.opt built for X86 (v24.0)")

@@ -6,7 +6,7 @@ import math
 import pytest
 
 from hotline.errors import HotlineError
-from hotline.gem5 import stats
+from hotline.simulate.gem5 import stats
 
 
 def line(name, value, desc="a statistic (Count)", pdf=None):

@@ -24,7 +24,8 @@ from hotline.hashing import hash_file, hash_json
 from hotline.kernel.build import Kernel, build_kernel
 from hotline.plugins import Plugin, build_plugin, plugin_options
 from hotline.results.cache_tables import write_tables
-from hotline.simulate import gem5, qemu
+from hotline.simulate import qemu
+from hotline.simulate.gem5 import simulator as gem5
 from hotline.sweep.lock import claim
 from hotline.workloads import load_workload
 

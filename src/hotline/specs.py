@@ -24,7 +24,7 @@ from hotline.workloads import load_workload
 # TCG has 40 physical address bits, and RAM above 4 GiB, the PCI hole and
 # the hotplug region must fit below them (measured with qemu-system-x86_64
 # 10.0.2: 1033216 MiB starts, 1033217 does not; rounded down to whole GiB).
-# gem5's X86Board takes at most 3072 MiB (hotline.gem5.params).  What the
+# gem5's X86Board takes at most 3072 MiB (hotline.simulate.gem5.params).  What the
 # host has is checked where a run starts (check_host_memory).
 QEMU_MAX_MEMORY_MIB = 1008 * 1024
 

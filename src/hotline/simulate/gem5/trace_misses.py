@@ -31,10 +31,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from hotline.gem5.packet_trace import (
+from hotline.simulate.gem5.packet_trace import (
     CMD, FLAG_INST_FETCH, FLAG_LOCKED_RMW, FLAG_PREFETCH, FLAG_UNCACHEABLE, read_trace,
 )
-from hotline.gem5.physical_map import PhysicalMap
+from hotline.simulate.gem5.physical_map import PhysicalMap
 
 RAW = {"cpu": "int16", "pc": "uint64", "kind": "string", "data": "uint64", "level": "string",
        "cause": "string", "count": "int64", "cycles": "int64"}

@@ -5,7 +5,7 @@ results tables.
 gem5 is not packaged anywhere hotline can install from: the user builds it
 and points GEM5 at the binary (gem5.opt for X86, v24.0).  Each run:
 
-1. writes the run's parameters (hotline.gem5.params) to gem5-params.json,
+1. writes the run's parameters (hotline.simulate.gem5.params) to gem5-params.json,
 2. runs `$GEM5 --outdir=gem5 configs/gem5/hotline_x86.py --params ...` in the
    run directory (command.sh records it), watching the guest console
    (gem5/board.pc.com_1.device, copied to guest.log) like the QEMU runner,
@@ -28,7 +28,8 @@ import pandas as pd
 from hotline import paths
 from hotline.console import say
 from hotline.errors import HotlineError
-from hotline.gem5 import lsq_trace, params as gem5_params, physical_map, stats, trace_misses
+from hotline.simulate.gem5 import (lsq_trace, params as gem5_params, physical_map, stats,
+                                   trace_misses)
 from hotline.simulate import guest_log
 from hotline.simulate.qemu import Outcome, exit_failure
 from hotline.simulate.supervise import supervise, write_command
