@@ -25,6 +25,7 @@ from hotline.disk_image import build_image
 from hotline.kernel.build import build_kernel
 from hotline.plugins import build_plugin, plugin_options
 from hotline.simulate import qemu
+from hotline.simulate.command_line import kernel_command_line
 from hotline.workloads import load_workload
 
 RESULTS = Path(__file__).parent / "results"
@@ -40,7 +41,7 @@ def main() -> None:
     system = specs.load_system("skylake-4core")
     kernel, image = build_kernel("baseline"), build_image()
     params = load_workload("forkstorm").resolve_params(args.scale, {})
-    append = qemu.kernel_command_line([("forkstorm", params)])
+    append = kernel_command_line([("forkstorm", params)])
     rows = []
     for name in CONFIGS:
         plugin = build_plugin(name) if name else None

@@ -14,6 +14,7 @@ from hotline.experiment import run_experiment
 from hotline.kernel.build import build_kernel
 from hotline.report.render import write_report
 from hotline.simulate import qemu
+from hotline.simulate.command_line import kernel_command_line
 from hotline.workloads import available_workloads, load_workload
 from tests.conftest import require_tools
 
@@ -95,7 +96,7 @@ def boot(tmp_path, root, append, mode="deterministic", cpus=2):
 
 def test_parallel_mode_boots_four_cpus(tmp_path):
     params = {"instances": 4, "iterations": 3}
-    outcome = boot(tmp_path, "initramfs", qemu.kernel_command_line([("forkstorm", params)]),
+    outcome = boot(tmp_path, "initramfs", kernel_command_line([("forkstorm", params)]),
                    mode="parallel", cpus=4)
     assert outcome.failure is None, outcome.failure
     assert outcome.report.cpus_online == 4
@@ -105,7 +106,7 @@ def test_parallel_mode_boots_four_cpus(tmp_path):
 def test_boot_from_the_ide_disk(tmp_path):
     """The disk path (ATA_PIIX, SCSI disk, ext4 root), as gem5's X86Board boots."""
     params = {"instances": 2, "iterations": 3}
-    outcome = boot(tmp_path, "disk", qemu.kernel_command_line([("forkstorm", params)], root="disk"))
+    outcome = boot(tmp_path, "disk", kernel_command_line([("forkstorm", params)], root="disk"))
     assert outcome.failure is None, outcome.failure
     log = (tmp_path / "guest.log").read_text()
     assert "EXT4-fs (sda): mounted filesystem" in log
@@ -113,13 +114,13 @@ def test_boot_from_the_ide_disk(tmp_path):
 
 
 def test_unknown_workload_stops_the_guest_with_a_message(tmp_path):
-    outcome = boot(tmp_path, "initramfs", qemu.kernel_command_line([("no-such-workload", {})]))
+    outcome = boot(tmp_path, "initramfs", kernel_command_line([("no-such-workload", {})]))
     assert outcome.failure == ("the guest reported: unknown workload 'no-such-workload'; "
                                f"known: {' '.join(available_workloads())}")
 
 
 def test_panic_fails_the_run(tmp_path):
-    append = qemu.kernel_command_line([("forkstorm", {})], root="disk")
+    append = kernel_command_line([("forkstorm", {})], root="disk")
     outcome = boot(tmp_path, "disk", append.replace("root=/dev/sda", "root=/dev/sdz"))
     assert outcome.failure == "the guest kernel panicked or oopsed"
 

@@ -9,12 +9,12 @@ import pytest
 
 from hotline import paths, specs
 from hotline.errors import HotlineError
+from hotline.simulate.command_line import kernel_command_line
 from hotline.simulate.gem5 import params
-from hotline.simulate import qemu
 from hotline.simulate.gem5 import simulator as gem5
 
-APPEND = qemu.kernel_command_line([("forkstorm", {"instances": 4, "iterations": 10})], "disk",
-                                  markers="m5")
+APPEND = kernel_command_line([("forkstorm", {"instances": 4, "iterations": 10})], "disk",
+                             markers="m5")
 
 
 def translate(system: specs.SystemSpec) -> dict:

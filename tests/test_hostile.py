@@ -17,6 +17,7 @@ from hotline.analysis.results import Results
 from hotline.errors import HotlineError
 from hotline.results.schema import MISSES
 from hotline.simulate import guest_log, qemu
+from hotline.simulate.backend import Outcome
 from hotline.sweep import engine, gather, workflow
 from hotline.workloads import load_workload
 from tests.test_sweep import out_dir, sandbox, started  # noqa: F401 (a fixture)
@@ -135,7 +136,7 @@ class Stand_in:
         self.simulated += 1
         (work / "guest.log").write_text("hotline: done\n")
         report = guest_log.GuestReport(summaries={run.workload: {"workload": run.workload}})
-        return qemu.Outcome(None, report, 1.0)
+        return Outcome(None, report, 1.0)
 
     def execute(self, rerun=False):
         return experiment.execute(self.run, self.spec, self.spec_path, None, None, None,

@@ -6,6 +6,7 @@ import pytest
 
 from hotline.disk_image import DiskImage
 from hotline.simulate import qemu
+from hotline.simulate.command_line import kernel_command_line
 from tests.conftest import require_tools
 
 
@@ -58,13 +59,13 @@ def test_roots():
 
 def test_kernel_command_line():
     workloads = [("forkstorm", {"instances": 4, "iterations": 10}), ("other", {"n": 2})]
-    words = qemu.kernel_command_line(workloads).split()
+    words = kernel_command_line(workloads).split()
     for required in ("nokaslr", "no5lvl", "console=ttyS0", "rdinit=/init",
                      "hotline.workload=forkstorm,other", "hotline.arg.forkstorm.instances=4",
                      "hotline.arg.forkstorm.iterations=10", "hotline.arg.other.n=2",
                      "hotline.markers=nop"):
         assert required in words
-    disk = qemu.kernel_command_line([("forkstorm", {})], root="disk").split()
+    disk = kernel_command_line([("forkstorm", {})], root="disk").split()
     assert {"root=/dev/sda", "ro", "init=/init"} <= set(disk) and "rdinit=/init" not in disk
 
 

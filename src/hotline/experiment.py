@@ -25,6 +25,8 @@ from hotline.kernel.build import Kernel, build_kernel
 from hotline.plugins import Plugin, build_plugin, plugin_options
 from hotline.results.cache_tables import write_tables
 from hotline.simulate import qemu
+from hotline.simulate.backend import Outcome
+from hotline.simulate.command_line import kernel_command_line
 from hotline.simulate.gem5 import simulator as gem5
 from hotline.sweep.lock import claim
 from hotline.workloads import load_workload
@@ -112,7 +114,7 @@ def hotline_revision() -> str:
 
 
 def command_line(run: PlannedRun, spec: specs.ExperimentSpec) -> str:
-    return qemu.kernel_command_line([(run.workload, dict(run.params))], spec.root,
+    return kernel_command_line([(run.workload, dict(run.params))], spec.root,
                                     markers="m5" if spec.backend == "gem5" else "nop")
 
 
@@ -231,7 +233,7 @@ def execute(run: PlannedRun, spec: specs.ExperimentSpec, spec_path: Path, kernel
 
 def _run_qemu(run: PlannedRun, spec: specs.ExperimentSpec, system: specs.SystemSpec,
               kernel: Kernel, image: DiskImage, plugin: Plugin | None, append: str,
-              work: Path) -> qemu.Outcome:
+              work: Path) -> Outcome:
     # QEMU runs in the run directory and names its outputs relative to it,
     # so command.sh stays valid after the directory is renamed.
     scratch = load_workload(run.workload).scratch_disks

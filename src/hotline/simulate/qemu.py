@@ -19,47 +19,25 @@ Two modes, recorded with every result:
   on a many-core host, interleavings not reproducible.
 """
 
-import signal
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 from hotline.disk_image import DiskImage
 from hotline.errors import HotlineError
 from hotline.simulate import guest_log
-from hotline.simulate.supervise import supervise, write_command
+from hotline.simulate.backend import Outcome
+from hotline.simulate.command_line import ROOTS
+from hotline.simulate.supervise import exit_failure, supervise, write_command
 from hotline.tools import tool_version
 
 QEMU = "qemu-system-x86_64"
 BASE_DATE = "2024-01-01T00:00:00"
 MODES = ("deterministic", "parallel")
 SERIAL_LOG = "guest.log"
-ROOTS = ("initramfs", "disk")
 
 
 def qemu_version() -> str:
     return tool_version(QEMU, "--version")
-
-
-def kernel_command_line(workloads: list[tuple[str, dict[str, int]]], root: str = "initramfs",
-                        markers: str = "nop") -> str:
-    """The kernel command line that runs `workloads`, (name, parameters) pairs,
-    one after the other in one boot."""
-    if root not in ROOTS:
-        raise ValueError(f"root {root!r} is not one of {ROOTS}")
-    # A disk root is mounted read-only so that no disk write (atime,
-    # journal) lands inside a region of interest; workloads write to /tmp.
-    words = ["console=ttyS0"]
-    words += ["rdinit=/init"] if root == "initramfs" else ["root=/dev/sda", "ro", "init=/init"]
-    # Fixed kernel and vmemmap addresses for attribution.
-    words += ["nokaslr", "no5lvl"]
-    # A panic reboots at once, which -no-reboot turns into an exit.
-    words += ["panic=-1"]
-    words += [f"hotline.markers={markers}",
-              f"hotline.workload={','.join(name for name, _ in workloads)}"]
-    words += [f"hotline.arg.{name}.{k}={v}"
-              for name, params in workloads for k, v in sorted(params.items())]
-    return " ".join(words)
 
 
 def command(*, bzimage: Path, image: DiskImage, root: str, cpus: int, memory_mib: int,
@@ -90,27 +68,6 @@ def command(*, bzimage: Path, image: DiskImage, root: str, cpus: int, memory_mib
     for argument in plugin_args:
         cmd += ["-plugin", argument]
     return cmd
-
-
-@dataclass
-class Outcome:
-    failure: str | None       # None: the guest ran to its end and reported success
-    report: guest_log.GuestReport
-    wall_s: float
-
-
-def exit_failure(simulator: str, returncode: int, said: str | None) -> str:
-    """Why a simulator that hotline did not stop ended with a non-zero
-    status: its exit status or the signal that killed it, and its last words."""
-    if returncode < 0:
-        try:
-            name = signal.Signals(-returncode).name
-        except ValueError:
-            name = f"signal {-returncode}"
-        return (f"{simulator} was killed by {name}, not by hotline (by another process, a "
-                "batch system's limit or the kernel's out-of-memory killer: see dmesg)"
-                + (f"; its last output: {said}" if said else ""))
-    return f"{simulator} exited with status {returncode}: {said or '(no output)'}"
 
 
 def make_scratch_disks(run_dir: Path, count: int, size_mib: int) -> tuple[Path, ...]:

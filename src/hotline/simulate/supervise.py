@@ -71,6 +71,20 @@ def supervise(cmd: list[str], run_dir: Path, *, log: Path, console: Path, timeou
     return Ended(proc.returncode, killed_for, time.monotonic() - start)
 
 
+def exit_failure(simulator: str, returncode: int, said: str | None) -> str:
+    """Why a simulator that hotline did not stop ended with a non-zero
+    status: its exit status or the signal that killed it, and its last words."""
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return (f"{simulator} was killed by {name}, not by hotline (by another process, a "
+                "batch system's limit or the kernel's out-of-memory killer: see dmesg)"
+                + (f"; its last output: {said}" if said else ""))
+    return f"{simulator} exited with status {returncode}: {said or '(no output)'}"
+
+
 def _kill(proc: subprocess.Popen) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)

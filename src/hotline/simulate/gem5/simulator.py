@@ -31,8 +31,8 @@ from hotline.errors import HotlineError
 from hotline.simulate.gem5 import (lsq_trace, params as gem5_params, physical_map, stats,
                                    trace_misses)
 from hotline.simulate import guest_log
-from hotline.simulate.qemu import Outcome, exit_failure
-from hotline.simulate.supervise import supervise, write_command
+from hotline.simulate.backend import Outcome
+from hotline.simulate.supervise import exit_failure, supervise, write_command
 from hotline.hashing import hash_file, hash_json
 from hotline.results.attribute import attribute
 from hotline.specs import ExperimentSpec, SystemSpec, load_system
