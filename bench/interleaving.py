@@ -20,7 +20,7 @@ import pandas as pd
 from hotline import paths
 from hotline.disk_image import guest_program_symbols
 from hotline.experiment import run_experiment
-from hotline.simulate import qemu
+from hotline.simulate.qemu import simulator as qemu
 
 RESULTS = Path(__file__).parent / "results"
 BENCHMARKS = {"player": "ping-pong", "incrementer": "false sharing"}

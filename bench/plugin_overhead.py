@@ -23,9 +23,9 @@ from pathlib import Path
 from hotline import specs
 from hotline.disk_image import build_image
 from hotline.kernel.build import build_kernel
-from hotline.plugins import build_plugin, plugin_options
-from hotline.simulate import qemu
 from hotline.simulate.command_line import kernel_command_line
+from hotline.simulate.qemu import simulator as qemu
+from hotline.simulate.qemu.plugins import build_plugin, plugin_options
 from hotline.workloads import load_workload
 
 RESULTS = Path(__file__).parent / "results"

@@ -22,7 +22,7 @@ import pandas as pd
 from hotline.disk_image import planned_image
 from hotline.experiment import RunResult
 from hotline.kernel.build import planned_kernel
-from hotline.plugins import planned_plugin
+from hotline.simulate.qemu.plugins import planned_plugin
 from hotline.sweep import step
 
 FAILURE = "the guest kernel panicked or oopsed"

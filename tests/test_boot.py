@@ -13,8 +13,8 @@ from hotline.disk_image import build_image
 from hotline.experiment import run_experiment
 from hotline.kernel.build import build_kernel
 from hotline.report.render import write_report
-from hotline.simulate import qemu
 from hotline.simulate.command_line import kernel_command_line
+from hotline.simulate.qemu import simulator as qemu
 from hotline.workloads import available_workloads, load_workload
 from tests.conftest import require_tools
 

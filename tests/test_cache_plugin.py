@@ -14,7 +14,7 @@ import pytest
 from hotline import paths, specs
 from hotline.disk_image import guest_program_symbols
 from hotline.experiment import run_experiment
-from hotline.results import plugin_output
+from hotline.simulate.qemu import plugin_output
 from hotline.workloads import load_workload
 from tests.conftest import require_tools
 

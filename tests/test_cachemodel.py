@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from hotline.cachemodel import CacheModel
+from hotline.simulate.qemu.cachemodel import CacheModel
 from hotline.errors import HotlineError
 from tests.conftest import require_tools
 

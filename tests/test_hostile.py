@@ -16,8 +16,9 @@ from hotline import cli, experiment, paths, specs
 from hotline.analysis.results import Results
 from hotline.errors import HotlineError
 from hotline.results.schema import MISSES
-from hotline.simulate import guest_log, qemu
+from hotline.simulate import guest_log
 from hotline.simulate.backend import Outcome
+from hotline.simulate.qemu import simulator as qemu
 from hotline.sweep import engine, gather, workflow
 from hotline.workloads import load_workload
 from tests.test_sweep import out_dir, sandbox, started  # noqa: F401 (a fixture)

@@ -20,8 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from hotline import cachemodel, paths, plugins, specs
-from hotline.results import cache_tables, plugin_output, schema
+from hotline import paths, specs
+from hotline.results import schema
+from hotline.simulate.qemu import cache_tables, cachemodel, plugin_output, plugins
 from tests.conftest import require_tools
 
 SYSTEM = "skylake-4core"

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from hotline.disk_image import DiskImage
-from hotline.simulate import qemu
 from hotline.simulate.command_line import kernel_command_line
+from hotline.simulate.qemu import simulator as qemu
 from tests.conftest import require_tools
 
 

@@ -6,10 +6,10 @@ objects) with expectations derived from the layout given."""
 import pandas as pd
 import pytest
 
-from hotline.results import plugin_output
-from hotline.results.cache_tables import raw_misses
 from hotline.results.objects import ObjectMap, announced_objects
 from hotline.results.symbols import Symbol
+from hotline.simulate.qemu import plugin_output
+from hotline.simulate.qemu.cache_tables import raw_misses
 
 HEADER = ("# hotline-cache 3 cpus=2 line=64\n"
           "# kinds read write rmw fetch\n"

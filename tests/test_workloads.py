@@ -7,8 +7,8 @@ import pytest
 
 from hotline.disk_image import build_image
 from hotline.kernel.build import build_kernel
-from hotline.simulate import qemu
 from hotline.simulate.command_line import kernel_command_line
+from hotline.simulate.qemu import simulator as qemu
 from hotline.workloads import available_workloads, load_workload
 from tests.conftest import require_tools
 

@@ -22,9 +22,9 @@ from hotline.disk_image import DiskImage, build_image
 from hotline.errors import HotlineError
 from hotline.hashing import hash_file, hash_json
 from hotline.kernel.build import Kernel, build_kernel
-from hotline.plugins import Plugin, build_plugin, plugin_options
-from hotline.results.cache_tables import write_tables
-from hotline.simulate import qemu
+from hotline.simulate.qemu.plugins import Plugin, build_plugin, plugin_options
+from hotline.simulate.qemu.cache_tables import write_tables
+from hotline.simulate.qemu import simulator as qemu
 from hotline.simulate.backend import Outcome
 from hotline.simulate.command_line import kernel_command_line
 from hotline.simulate.gem5 import simulator as gem5

@@ -15,7 +15,7 @@ from pydantic import Field, field_validator, model_validator
 from hotline import paths, tomlfile
 from hotline.errors import HotlineError
 from hotline.kernel.variants import available_variants
-from hotline.plugins import available_plugins
+from hotline.simulate.qemu.plugins import available_plugins
 from hotline.tomlfile import Strict
 from hotline.workloads import load_workload
 

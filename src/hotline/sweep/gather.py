@@ -29,7 +29,7 @@ from hotline import specs
 from hotline.console import say
 from hotline.errors import HotlineError
 from hotline.experiment import plan, read_manifest
-from hotline.simulate import qemu
+from hotline.simulate.qemu import simulator as qemu
 from hotline.sweep import workflow
 
 

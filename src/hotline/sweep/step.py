@@ -30,8 +30,8 @@ from hotline.disk_image import build_image
 from hotline.errors import HotlineError
 from hotline.experiment import execute, plan
 from hotline.kernel.build import build_kernel
-from hotline.plugins import build_plugin
-from hotline.simulate import qemu
+from hotline.simulate.qemu import simulator as qemu
+from hotline.simulate.qemu.plugins import build_plugin
 from hotline.sweep import gather, lock, workflow
 
 

@@ -32,8 +32,8 @@ from hotline.errors import HotlineError
 from hotline.experiment import plan, run_conditions
 from hotline.hashing import hash_json, short
 from hotline.kernel.build import planned_kernel
-from hotline.plugins import planned_plugin
 from hotline.simulate.gem5 import simulator as gem5
+from hotline.simulate.qemu.plugins import planned_plugin
 
 SNAKEFILE = paths.REPO / "workflow" / "Snakefile"
 PROFILES = paths.REPO / "profiles"

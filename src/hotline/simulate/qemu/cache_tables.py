@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from hotline.results import plugin_output
+from hotline.simulate.qemu import plugin_output
 from hotline.results.attribute import attribute_with, code_locations, data_locations
 from hotline.results.objects import ObjectMap
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from hotline.errors import HotlineError
-from hotline.plugins import build_cache_model
+from hotline.simulate.qemu.plugins import build_cache_model
 from hotline.specs import SystemSpec
 
 
