@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from hotline import cli, experiment, paths, specs
+from hotline import cli, experiment, paths, simulate, specs
 from hotline.analysis.results import Results
 from hotline.errors import HotlineError
 from hotline.results.schema import MISSES
@@ -131,12 +131,12 @@ class Stand_in:
         self.out = tmp_path / "out"
         self.simulated = 0
         monkeypatch.setattr(experiment, "run_inputs", lambda *args: {"inputs": 1})
-        monkeypatch.setattr(experiment, "_run_qemu", self.simulate)
+        monkeypatch.setattr(simulate.get_backend("qemu"), "run", self.simulate)
 
-    def simulate(self, run, spec, system, kernel, image, plugin, append, work):
+    def simulate(self, job):
         self.simulated += 1
-        (work / "guest.log").write_text("hotline: done\n")
-        report = guest_log.GuestReport(summaries={run.workload: {"workload": run.workload}})
+        (job.work / "guest.log").write_text("hotline: done\n")
+        report = guest_log.GuestReport(summaries={job.workload: {"workload": job.workload}})
         return Outcome(None, report, 1.0)
 
     def execute(self, rerun=False):

@@ -18,6 +18,7 @@ import pytest
 
 from hotline import paths
 from hotline.kernel import config, source
+from hotline.simulate import qemu
 from hotline.sweep import engine, gather, workflow
 from hotline.sweep.workflow import load_sweep
 
@@ -82,7 +83,7 @@ def test_plan_names_builds_runs_and_resources(sandbox):
         system = run.run_id.split("--")[2]
         assert run.needs == (kernel, sweep.image)
         assert run.threads == 1  # deterministic: one host thread
-        assert run.mem_mb == memory[system] + workflow.QEMU_OVERHEAD_MIB
+        assert run.mem_mb == memory[system] + qemu.QEMU_OVERHEAD_MIB
         assert run.runtime == 10 + workflow.RUNTIME_MARGIN_MIN
     # The same workload on another system, or another repeat, is another
     # run with other conditions.
@@ -97,7 +98,7 @@ def test_plan_of_a_parallel_sweep_with_a_plugin(sandbox):
     assert all(r.needs[-1] == sweep.plugin for r in sweep.runs)
     # The cache model's tables are built in memory after QEMU ends.
     assert sorted({r.mem_mb for r in sweep.runs}) == \
-        [m + workflow.CACHE_TABLES_OVERHEAD_MIB for m in (512, 1024)]
+        [m + qemu.CACHE_TABLES_OVERHEAD_MIB for m in (512, 1024)]
 
 
 def test_default_scale_spec_dry_runs_on_the_slurm_profile(sandbox, capfd):

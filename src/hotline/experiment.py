@@ -16,18 +16,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import hotline
-from hotline import paths, specs
-from hotline.console import elapsed, phase, say
+from hotline import paths, simulate, specs
+from hotline.console import elapsed, say
 from hotline.disk_image import DiskImage, build_image
 from hotline.errors import HotlineError
 from hotline.hashing import hash_file, hash_json
 from hotline.kernel.build import Kernel, build_kernel
-from hotline.simulate.qemu.plugins import Plugin, build_plugin, plugin_options
-from hotline.simulate.qemu.cache_tables import write_tables
-from hotline.simulate.qemu import simulator as qemu
-from hotline.simulate.backend import Outcome
+from hotline.simulate import guest_log
+from hotline.simulate.backend import Job
 from hotline.simulate.command_line import kernel_command_line
-from hotline.simulate.gem5 import simulator as gem5
+from hotline.simulate.qemu.plugins import Plugin, build_plugin
 from hotline.sweep.lock import claim
 from hotline.workloads import load_workload
 
@@ -115,7 +113,7 @@ def hotline_revision() -> str:
 
 def command_line(run: PlannedRun, spec: specs.ExperimentSpec) -> str:
     return kernel_command_line([(run.workload, dict(run.params))], spec.root,
-                                    markers="m5" if spec.backend == "gem5" else "nop")
+                               markers=simulate.get_backend(spec.backend).markers)
 
 
 def run_conditions(run: PlannedRun, spec: specs.ExperimentSpec,
@@ -128,9 +126,7 @@ def run_conditions(run: PlannedRun, spec: specs.ExperimentSpec,
                    "spec": system.model_dump()},
         "workload": {"name": run.workload, "scale": run.scale, "params": dict(run.params)},
         "backend": {"name": spec.backend, "mode": spec.mode,
-                    "version": gem5.gem5_version() if spec.backend == "gem5"
-                    else qemu.qemu_version(),
-                    "gem5_config": gem5.config_hash() if spec.backend == "gem5" else None},
+                    **simulate.get_backend(spec.backend).identity()},
         "root": spec.root,
         "kernel_command_line": command_line(run, spec),
         "repeat": run.repeat,
@@ -181,21 +177,9 @@ def execute(run: PlannedRun, spec: specs.ExperimentSpec, spec_path: Path, kernel
     work = out_dir / f".{run.run_id}.running"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    backend_account = None
-    if spec.backend == "gem5":
-        outcome, backend_account = gem5.simulate(
-            work, run_id=run.run_id, system=system, kernel_dir=kernel.directory,
-            vmlinux=kernel.vmlinux, disk_image=image.path, append=append,
-            workloads=[run.workload], timeout_s=spec.timeout_s)
-    else:
-        outcome = _run_qemu(run, spec, system, kernel, image, plugin, append, work)
-    tables = {}
-    if outcome.failure is None and plugin and plugin.name == "hotline-cache":
-        with phase(f"run {run.run_id}: results tables"):
-            try:
-                tables = write_tables(work, kernel.directory, run.run_id)
-            except (OSError, ValueError) as e:
-                outcome.failure = f"the plugin's output could not be made into tables: {e}"
+    outcome = simulate.get_backend(spec.backend).run(Job(
+        run_id=run.run_id, workload=run.workload, params=dict(run.params), spec=spec,
+        system=system, kernel=kernel, image=image, plugin=plugin, append=append, work=work))
     manifest = {
         "run_id": run.run_id,
         "key": key,
@@ -206,8 +190,9 @@ def execute(run: PlannedRun, spec: specs.ExperimentSpec, spec_path: Path, kernel
         "hotline": {"version": hotline.__version__, "revision": hotline_revision()},
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "wall_seconds": round(outcome.wall_s, 1),
-        "tables": {name: path.name for name, path in tables.items()},
-        "gem5": backend_account,
+        "tables": {name: path.name for name, path in outcome.tables.items()},
+        # What the backend said of its outputs: gem5's account, None for QEMU.
+        "gem5": outcome.account,
         "guest": {"cpus_brought_up": outcome.report.cpus_brought_up,
                   "cpus_online": outcome.report.cpus_online,
                   "summary": outcome.report.summaries.get(run.workload),
@@ -220,48 +205,21 @@ def execute(run: PlannedRun, spec: specs.ExperimentSpec, spec_path: Path, kernel
         shutil.rmtree(final.with_name(final.name + ".failed"), ignore_errors=True)
     work.rename(target)
     if outcome.failure:
-        log = target / qemu.SERIAL_LOG
+        log = target / guest_log.FILE
         tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:]
                          if log.exists() else [])
         say(f"run {run.run_id}: FAILED: {outcome.failure}\n"
-            f"--- last lines of {target / 'guest.log'} ---\n{tail}")
+            f"--- last lines of {log} ---\n{tail}")
     else:
         say(f"run {run.run_id}: ok in {elapsed(outcome.wall_s)}: "
             f"{outcome.report.summaries[run.workload]}")
     return RunResult(run.run_id, target, outcome.failure)
 
 
-def _run_qemu(run: PlannedRun, spec: specs.ExperimentSpec, system: specs.SystemSpec,
-              kernel: Kernel, image: DiskImage, plugin: Plugin | None, append: str,
-              work: Path) -> Outcome:
-    # QEMU runs in the run directory and names its outputs relative to it,
-    # so command.sh stays valid after the directory is renamed.
-    scratch = load_workload(run.workload).scratch_disks
-    disks = qemu.make_scratch_disks(work, scratch.count(dict(run.params)),
-                                    scratch.size_mib(dict(run.params))) if scratch else ()
-    cmd = qemu.command(bzimage=kernel.bzimage, image=image, root=spec.root, cpus=system.cpus,
-                       memory_mib=system.memory_mib, cpu_model=system.qemu.cpu_model,
-                       mode=spec.mode, append=append, serial_log=Path(qemu.SERIAL_LOG),
-                       plugin_args=(plugin.qemu_argument(
-                           Path(f"{plugin.name}.out"),
-                           plugin_options(plugin.name, system, kernel.directory, spec.mode)),)
-                       if plugin else (), scratch_disks=disks)
-    say(f"run {run.run_id}: booting {system.cpus} vCPUs ({spec.mode} mode)")
-    try:
-        outcome = qemu.run(cmd, work, cpus=system.cpus, workloads=[run.workload],
-                           timeout_s=spec.timeout_s, label=f"run {run.run_id}")
-    finally:
-        # What the workload wrote is not a result, and can be gigabytes.
-        for disk in disks:
-            (work / disk).unlink(missing_ok=True)
-    return outcome
-
-
 def run_experiment(spec_path: Path, *, rerun: bool = False,
                    kernel_source: str | None = None) -> list[RunResult]:
     spec = specs.load_experiment(spec_path)
-    if spec.backend == "gem5":
-        gem5.check_experiment(spec, spec_path)  # before anything is built
+    simulate.get_backend(spec.backend).check(spec, spec_path)  # before anything is built
     runs = plan(spec)
     variants = sorted({r.variant for r in runs})
     out_dir = paths.results_dir() / spec_path.stem
@@ -281,5 +239,5 @@ def run_experiment(spec_path: Path, *, rerun: bool = False,
     say(f"experiment {spec_path.stem}: {len(results) - len(failed)} ok, {len(failed)} failed, "
         f"in {elapsed(time.monotonic() - start)}; results in {out_dir}")
     for r in failed:
-        say(f"  failed: {r.run_id}: {r.failure} ({r.directory / 'guest.log'})")
+        say(f"  failed: {r.run_id}: {r.failure} ({r.directory / guest_log.FILE})")
     return results

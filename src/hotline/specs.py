@@ -12,10 +12,9 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from hotline import paths, tomlfile
+from hotline import paths, simulate, tomlfile
 from hotline.errors import HotlineError
 from hotline.kernel.variants import available_variants
-from hotline.simulate.qemu.plugins import available_plugins
 from hotline.tomlfile import Strict
 from hotline.workloads import load_workload
 
@@ -123,7 +122,7 @@ class Group(Strict):
 
 class ExperimentSpec(Strict):
     description: str
-    backend: Literal["qemu", "gem5"] = "qemu"
+    backend: Literal[simulate.BACKENDS] = "qemu"
     mode: Literal["deterministic", "parallel"] = "deterministic"
     root: Literal["initramfs", "disk"] = "initramfs"
     repeats: int = Field(default=1, ge=1)
@@ -143,15 +142,6 @@ class ExperimentSpec(Strict):
         return [own] + [Group(variants=g.variants or self.variants,
                               systems=g.systems or self.systems,
                               workloads=g.workloads or self.workloads) for g in self.also]
-
-    @model_validator(mode="after")
-    def _gem5_boots_from_disk(self):
-        # gem5's X86Board boots from the IDE disk and runs no QEMU plugin.
-        if self.backend == "gem5" and self.root != "disk":
-            raise ValueError('backend "gem5" boots from the disk image: set root = "disk"')
-        if self.backend == "gem5" and self.plugin is not None:
-            raise ValueError('plugin is a QEMU plugin; backend "gem5" takes none')
-        return self
 
 
 def system_path(name: str) -> Path:
@@ -233,7 +223,7 @@ def load_experiment(path: Path) -> ExperimentSpec:
                                        workloads=spec.workloads))
     for i, group in enumerate(spec.also):
         _check_group(path, spec, f"also.{i}.", group)
-    if spec.plugin is not None and spec.plugin not in available_plugins():
-        raise HotlineError(f"{path}: key 'plugin': unknown plugin '{spec.plugin}'; "
-                           f"available: {', '.join(available_plugins())}")
+    # What of it the backend cannot run (a plugin it does not have, a root
+    # it cannot boot).
+    simulate.get_backend(spec.backend).check_spec(spec, path)
     return spec

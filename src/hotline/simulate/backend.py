@@ -1,8 +1,39 @@
-"""What every simulation backend gives back for a run."""
+"""The interface every simulation backend has, and what a run gives back.
 
-from dataclasses import dataclass
+A backend is one package of simulate/ (qemu/, gem5/) whose __init__.py
+holds its Backend as BACKEND; simulate.get_backend(name) is the one place
+a backend is chosen by the name an experiment spec gives.  The experiment
+(experiment.py) and the sweep workflow (sweep/) ask it:
+
+  check_spec(spec, path)   as the spec is read: what of a valid experiment
+                           this backend cannot run (a one-line HotlineError)
+  check(spec, path)        before anything is built: what else it needs
+                           (its binary, machines it can build)
+  identity()               what names it in a run's conditions and key (its
+                           version, its configuration)
+  threads(spec, system)    host threads one run keeps busy
+  memory_mib(spec, system) host memory one run may use, the guest's included
+  run(job)                 the simulator in the run directory to the
+                           guest's end, then its outputs as the results
+                           tables every backend makes (results/schema.py)
+
+and `markers`: how the guest marks its regions of interest for it (the
+kernel command line's hotline.markers).  A third backend, another QEMU or
+gem5 with other caches, is one more package with one more Backend.
+"""
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
 
 from hotline.simulate import guest_log
+
+if TYPE_CHECKING:
+    from hotline.disk_image import DiskImage
+    from hotline.kernel.build import Kernel
+    from hotline.simulate.qemu.plugins import Plugin
+    from hotline.specs import ExperimentSpec, SystemSpec
 
 
 @dataclass
@@ -10,3 +41,55 @@ class Outcome:
     failure: str | None       # None: the guest ran to its end and reported success
     report: guest_log.GuestReport
     wall_s: float
+    # The results tables the run's outputs became, by name (misses: its
+    # misses.parquet, ...), for the manifest.
+    tables: dict[str, Path] = field(default_factory=dict)
+    # What else the backend says of its outputs, for the manifest.
+    account: dict | None = None
+
+
+@dataclass(frozen=True)
+class Job:
+    """One run, as a backend is given it: what to boot, on what, and where."""
+    run_id: str
+    workload: str
+    params: dict[str, int]
+    spec: "ExperimentSpec"
+    system: "SystemSpec"
+    kernel: "Kernel"
+    image: "DiskImage"
+    plugin: "Plugin | None"
+    append: str               # the kernel command line
+    work: Path                # the run directory, the simulator's working directory
+
+
+class Backend(ABC):
+    name: ClassVar[str]
+    markers: ClassVar[str]    # "nop" (multi-byte NOPs) or "m5" (gem5's m5ops)
+
+    @abstractmethod
+    def check_spec(self, spec: "ExperimentSpec", path: Path) -> None:
+        """What of a valid experiment spec this backend cannot run: a
+        HotlineError naming the file and the key.  Needs no simulator."""
+
+    @abstractmethod
+    def check(self, spec: "ExperimentSpec", path: Path) -> None:
+        """What else a run needs, checked before anything is built."""
+
+    @abstractmethod
+    def identity(self) -> dict:
+        """The simulator's identity in a run's conditions (and so its key)."""
+
+    @abstractmethod
+    def threads(self, spec: "ExperimentSpec", system: "SystemSpec") -> int:
+        """Host threads one simulation keeps busy."""
+
+    @abstractmethod
+    def memory_mib(self, spec: "ExperimentSpec", system: "SystemSpec") -> int:
+        """MiB one simulation may use, the guest's memory included."""
+
+    @abstractmethod
+    def run(self, job: Job) -> Outcome:
+        """Run the simulator in job.work to the guest's end (killed on a
+        panic or past the spec's timeout), then turn its outputs into the
+        results tables."""

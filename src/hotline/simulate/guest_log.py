@@ -5,6 +5,8 @@ import json
 import re
 from dataclasses import dataclass, field
 
+# The guest's console, as every backend leaves it in the run directory.
+FILE = "guest.log"
 PANIC = re.compile(r"Kernel panic|BUG: |Oops|general protection fault")
 CPUS_BROUGHT_UP = re.compile(r"smp: Brought up \d+ nodes?, (\d+) CPUs?")
 INIT_CPUS = re.compile(r"^hotline: cpus-online=(\S+) count=(\d+)", re.M)

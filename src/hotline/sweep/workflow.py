@@ -26,13 +26,12 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from hotline import paths, specs
+from hotline import paths, simulate, specs
 from hotline.disk_image import planned_image
 from hotline.errors import HotlineError
 from hotline.experiment import plan, run_conditions
 from hotline.hashing import hash_json, short
 from hotline.kernel.build import planned_kernel
-from hotline.simulate.gem5 import simulator as gem5
 from hotline.simulate.qemu.plugins import planned_plugin
 
 SNAKEFILE = paths.REPO / "workflow" / "Snakefile"
@@ -40,15 +39,6 @@ PROFILES = paths.REPO / "profiles"
 RECORDS = ".sweep/runs"
 LOGS = ".sweep/logs"
 INDEX = "runs.parquet"
-# Memory a simulation step needs beyond the guest's: QEMU with its
-# translation cache and the Python that watches it (measured: 415 MB for
-# QEMU with hotline-cache on the smoke fork storm); with hotline-cache, the
-# results tables, built in memory from the plugin's output after QEMU ends
-# (2.9 GB for the LRU writers at smoke scale, 0.9 GB for the fork storm);
-# gem5's object graph and packet traces.
-QEMU_OVERHEAD_MIB = 1024
-CACHE_TABLES_OVERHEAD_MIB = 4096
-GEM5_OVERHEAD_MIB = 4096
 # A run is killed after the spec's timeout_s; the step also boots, writes
 # tables and may wait for the file system.
 RUNTIME_MARGIN_MIN = 15
@@ -123,8 +113,8 @@ def load_sweep(spec_path: Path, kernel_source: str | None = None) -> Sweep:
     unpacks) nothing."""
     spec_path = Path(spec_path).resolve()
     spec = specs.load_experiment(spec_path)
-    if spec.backend == "gem5":
-        gem5.check_experiment(spec, spec_path)
+    backend = simulate.get_backend(spec.backend)
+    backend.check(spec, spec_path)
     runs = plan(spec)
     # The variants and systems of the planned runs, in order (a spec's lists
     # need not be all there is to run).
@@ -144,28 +134,12 @@ def load_sweep(spec_path: Path, kernel_source: str | None = None) -> Sweep:
             run_id=run.run_id, variant=run.variant, workload=run.workload, system=run.system,
             needs=needs,
             conditions=short(hash_json(run_conditions(run, spec, system))),
-            threads=simulation_threads(spec, system),
-            mem_mb=simulation_memory(spec, system),
+            # What a simulation asks of a machine is its backend's to say.
+            threads=backend.threads(spec, system),
+            mem_mb=backend.memory_mib(spec, system),
             runtime=math.ceil(spec.timeout_s / 60) + RUNTIME_MARGIN_MIN))
     return Sweep(spec_path, spec, experiment_dir(spec_path), kernels, image_marker, plugin,
                  tuple(steps))
-
-
-def simulation_memory(spec: specs.ExperimentSpec, system: specs.SystemSpec) -> int:
-    """MiB a simulation step may use (Snakemake's mem_mb; Slurm's --mem)."""
-    if spec.backend == "gem5":
-        return system.memory_mib + GEM5_OVERHEAD_MIB
-    if spec.plugin == "hotline-cache":
-        return system.memory_mib + CACHE_TABLES_OVERHEAD_MIB
-    return system.memory_mib + QEMU_OVERHEAD_MIB
-
-
-def simulation_threads(spec: specs.ExperimentSpec, system: specs.SystemSpec) -> int:
-    """Host threads a simulation keeps busy: round-robin TCG and gem5 run
-    every CPU on one thread; multi-threaded TCG runs one thread per vCPU."""
-    if spec.backend == "qemu" and spec.mode == "parallel":
-        return system.cpus
-    return 1
 
 
 def usable_cores() -> int:

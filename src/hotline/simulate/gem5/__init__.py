@@ -1,4 +1,54 @@
-"""The gem5 backend's host side: what a run's configuration script is told
-(params), and readers for what gem5 leaves in its output directory: packet
-traces from the MemTraceProbes (packet_trace, trace_misses), stats.txt
-(stats) and the O3 LSQUnit debug trace (lsq_trace)."""
+"""The gem5 backend: hotline's experiment on gem5's X86Board (simulator),
+what a run's configuration script is told (params), and readers for what
+gem5 leaves in its output directory: packet traces from the MemTraceProbes
+(packet_trace, trace_misses), stats.txt (stats) and the O3 LSQUnit debug
+trace (lsq_trace).  The scripts that run inside gem5 are configs/gem5/."""
+
+import dataclasses
+from pathlib import Path
+
+from hotline.errors import HotlineError
+from hotline.simulate.backend import Backend, Job, Outcome
+from hotline.simulate.gem5 import simulator
+
+# Memory a simulation needs beyond the guest's: gem5's object graph and
+# the packet traces, read after it ends.
+GEM5_OVERHEAD_MIB = 4096
+
+
+class Gem5(Backend):
+    name = "gem5"
+    markers = "m5"
+
+    def check_spec(self, spec, path: Path) -> None:
+        # gem5's X86Board boots from the IDE disk and runs no QEMU plugin.
+        if spec.root != "disk":
+            raise HotlineError(f"{path}: key 'root': backend \"gem5\" boots from the disk "
+                               "image: set root = \"disk\"")
+        if spec.plugin is not None:
+            raise HotlineError(f"{path}: key 'plugin': plugin is a QEMU plugin; backend "
+                               "\"gem5\" takes none")
+
+    def check(self, spec, path: Path) -> None:
+        simulator.check_experiment(spec, path)
+
+    def identity(self) -> dict:
+        return {"version": simulator.gem5_version(), "gem5_config": simulator.config_hash()}
+
+    def threads(self, spec, system) -> int:
+        return 1    # gem5 simulates every CPU on one thread
+
+    def memory_mib(self, spec, system) -> int:
+        return system.memory_mib + GEM5_OVERHEAD_MIB
+
+    def run(self, job: Job) -> Outcome:
+        outcome, account = simulator.simulate(
+            job.work, run_id=job.run_id, system=job.system, kernel_dir=job.kernel.directory,
+            vmlinux=job.kernel.vmlinux, disk_image=job.image.path, append=job.append,
+            workloads=[job.workload], timeout_s=job.spec.timeout_s)
+        # simulate() also turns gem5's outputs into the tables; the account
+        # says what it read (regions, misses).
+        return dataclasses.replace(outcome, account=account)
+
+
+BACKEND = Gem5()
