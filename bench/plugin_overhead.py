@@ -23,6 +23,7 @@ from pathlib import Path
 from hotline import specs
 from hotline.disk_image import build_image
 from hotline.kernel.build import build_kernel
+from hotline.simulate import guest_log
 from hotline.simulate.command_line import kernel_command_line
 from hotline.simulate.qemu import simulator as qemu
 from hotline.simulate.qemu.plugins import build_plugin, plugin_options
@@ -53,7 +54,7 @@ def main() -> None:
             cmd = qemu.command(bzimage=kernel.bzimage, image=image, root="initramfs",
                                cpus=system.cpus, memory_mib=system.memory_mib,
                                cpu_model=system.qemu.cpu_model, mode=args.mode, append=append,
-                               serial_log=Path(qemu.SERIAL_LOG), plugin_args=plugin_args)
+                               serial_log=Path(guest_log.FILE), plugin_args=plugin_args)
             start = time.monotonic()
             outcome = qemu.run(cmd, run_dir, cpus=system.cpus, workloads=["forkstorm"],
                                timeout_s=3600, label=f"bench {name or 'plain TCG'}")

@@ -13,6 +13,7 @@ from hotline.disk_image import build_image
 from hotline.experiment import run_experiment
 from hotline.kernel.build import build_kernel
 from hotline.report.render import write_report
+from hotline.simulate import guest_log
 from hotline.simulate.command_line import kernel_command_line
 from hotline.simulate.qemu import simulator as qemu
 from hotline.workloads import available_workloads, load_workload
@@ -88,7 +89,7 @@ def boot(tmp_path, root, append, mode="deterministic", cpus=2):
     kernel, image = build_kernel("baseline"), build_image()
     cmd = qemu.command(bzimage=kernel.bzimage, image=image, root=root, cpus=cpus,
                        memory_mib=256, cpu_model="max,la57=off", mode=mode,
-                       append=append, serial_log=Path(qemu.SERIAL_LOG))
+                       append=append, serial_log=Path(guest_log.FILE))
     names = [w.split("=", 1)[1] for w in append.split() if w.startswith("hotline.workload=")]
     return qemu.run(cmd, tmp_path, cpus=cpus, workloads=names[0].split(","), timeout_s=300,
                     label="test boot")

@@ -7,6 +7,7 @@ import pytest
 
 from hotline.disk_image import build_image
 from hotline.kernel.build import build_kernel
+from hotline.simulate import guest_log
 from hotline.simulate.command_line import kernel_command_line
 from hotline.simulate.qemu import simulator as qemu
 from hotline.workloads import available_workloads, load_workload
@@ -119,7 +120,7 @@ def test_all_workloads_at_smoke_scale_in_one_boot(tmp_path):
     cmd = qemu.command(bzimage=kernel.bzimage, image=image, root="initramfs", cpus=4,
                        memory_mib=512, cpu_model="max,la57=off", mode="deterministic",
                        append=kernel_command_line(list(params.items())),
-                       serial_log=Path(qemu.SERIAL_LOG), scratch_disks=disks)
+                       serial_log=Path(guest_log.FILE), scratch_disks=disks)
     outcome = qemu.run(cmd, tmp_path, cpus=4, workloads=names, timeout_s=900,
                        label="all workloads")
     assert outcome.failure is None, outcome.failure

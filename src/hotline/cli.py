@@ -41,12 +41,13 @@ def _demo(args) -> int:
     from hotline.analysis.notebooks import analyse
     from hotline.experiment import run_experiment
     from hotline.report.render import write_report
+    from hotline.simulate import guest_log
     from hotline.sweep.gather import gather
     results = run_experiment(DEMO_SPEC, rerun=True, kernel_source=args.kernel_source)
     for r in results:
         if r.failure:
             continue
-        log = (r.directory / "guest.log").read_text(errors="replace").splitlines()
+        log = (r.directory / guest_log.FILE).read_text(errors="replace").splitlines()
         wanted = ("hotline:", "hotline-summary:")
         print(f"\n{r.run_id} ({r.directory})")
         for line in log:

@@ -12,6 +12,7 @@ from hotline.experiment import read_manifest
 from hotline.kernel.build import kernel_directory
 from hotline.report import tables as rt
 from hotline.results.symbols import Symbolizer
+from hotline.simulate import guest_log
 from hotline.sweep.workflow import record_path
 
 TOP = 25            # instructions per top list
@@ -53,7 +54,7 @@ def read_run(run_dir: Path) -> dict:
     if manifest.get("status") == "failed":
         raise HotlineError(f"{run_dir}: the run failed: {manifest.get('failure')}; a failed "
                            f"run has no tables to report (its guest log: "
-                           f"{run_dir / 'guest.log'})")
+                           f"{run_dir / guest_log.FILE})")
     if "misses" not in (manifest.get("tables") or {}):
         raise HotlineError(f"{run_dir} has no results tables: the report needs a run made "
                            "with plugin = \"hotline-cache\"")

@@ -29,7 +29,7 @@ from hotline import specs
 from hotline.console import say
 from hotline.errors import HotlineError
 from hotline.experiment import plan, read_manifest
-from hotline.simulate.qemu import simulator as qemu
+from hotline.simulate import guest_log
 from hotline.sweep import workflow
 
 
@@ -55,7 +55,7 @@ def read_record(out_dir: Path, run_id: str) -> dict | None:
         for directory, status in ((run_id, "ok"), (f"{run_id}.failed", "failed")):
             if (out_dir / directory).is_dir():
                 record = {"run_id": run_id, "status": status, "directory": directory,
-                          "failure": None, "guest_log": f"{directory}/{qemu.SERIAL_LOG}",
+                          "failure": None, "guest_log": f"{directory}/{guest_log.FILE}",
                           "step_log": None}
                 if status == "failed":
                     try:
@@ -101,8 +101,8 @@ def set_aside(out_dir: Path, run_id: str, problem: str) -> dict:
               "failure": f"{problem}; set aside as {failed.name}, the next ./hotline run "
                          "makes the run again",
               "directory": failed.name if failed.is_dir() else None,
-              "guest_log": f"{failed.name}/{qemu.SERIAL_LOG}"
-              if (failed / qemu.SERIAL_LOG).exists() else None,
+              "guest_log": f"{failed.name}/{guest_log.FILE}"
+              if (failed / guest_log.FILE).exists() else None,
               "step_log": workflow.log_path(run_id), "reused": False,
               "recorded": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     path = out_dir / workflow.record_path(run_id)

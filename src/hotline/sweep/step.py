@@ -30,7 +30,7 @@ from hotline.disk_image import build_image
 from hotline.errors import HotlineError
 from hotline.experiment import execute, plan
 from hotline.kernel.build import build_kernel
-from hotline.simulate.qemu import simulator as qemu
+from hotline.simulate import guest_log
 from hotline.simulate.qemu.plugins import build_plugin
 from hotline.sweep import gather, lock, workflow
 
@@ -81,8 +81,8 @@ def step_run(args) -> None:
         directory = result.directory.relative_to(out_dir)
         record.update(status="failed" if result.failure else "ok", failure=result.failure,
                       directory=str(directory), reused=result.reused)
-        if (out_dir / directory / qemu.SERIAL_LOG).exists():
-            record["guest_log"] = str(directory / qemu.SERIAL_LOG)
+        if (out_dir / directory / guest_log.FILE).exists():
+            record["guest_log"] = str(directory / guest_log.FILE)
         manifest = out_dir / directory / "manifest.json"
         if manifest.exists():
             record["wall_seconds"] = json.loads(manifest.read_text())["wall_seconds"]

@@ -44,7 +44,7 @@ SCRIPT = paths.CONFIGS / "gem5" / "hotline_x86.py"
 OUTDIR = "gem5"
 PARAMS_FILE = "gem5-params.json"
 CONSOLE = "board.pc.com_1.device"
-SERIAL_LOG = "guest.log"
+SERIAL_LOG = guest_log.FILE
 LOG = "gem5.log"
 
 

@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from hotline.simulate.qemu import plugin_output
 from hotline.results.attribute import attribute_with, code_locations, data_locations
 from hotline.results.objects import ObjectMap
+from hotline.simulate import guest_log
+from hotline.simulate.qemu import plugin_output
 
 OUTPUT = "hotline-cache.out"
 MISS_OUTCOMES = ("compulsory", "capacity", "conflict", "coherence", "upgrade")
@@ -54,8 +55,8 @@ def instructions_table(insn: pd.DataFrame, objects, run_id: str) -> pd.DataFrame
 
 def write_tables(run_dir: Path, kernel_dir: Path, run_id: str) -> dict[str, Path]:
     frames = plugin_output.read(run_dir / OUTPUT)
-    guest_log = (run_dir / "guest.log").read_text(errors="replace")
-    objects = ObjectMap.for_kernel(kernel_dir, guest_log)
+    console = (run_dir / guest_log.FILE).read_text(errors="replace")
+    objects = ObjectMap.for_kernel(kernel_dir, console)
 
     stolen = frames["stolen"].assign(kind="read")
     stolen = stolen.merge(data_locations(stolen, objects), on=["kind", "data"], how="left")

@@ -33,7 +33,6 @@ from hotline.tools import tool_version
 QEMU = "qemu-system-x86_64"
 BASE_DATE = "2024-01-01T00:00:00"
 MODES = ("deterministic", "parallel")
-SERIAL_LOG = "guest.log"
 
 
 def qemu_version() -> str:
@@ -86,7 +85,7 @@ def run(cmd: list[str], run_dir: Path, *, cpus: int, workloads: list[str], timeo
         label: str) -> Outcome:
     """Run QEMU in run_dir to the guest's shutdown; kill it on panic or timeout.
     Relative paths in cmd (the serial log, plugin outputs) land in run_dir."""
-    serial_log = run_dir / SERIAL_LOG
+    serial_log = run_dir / guest_log.FILE
     write_command(run_dir, cmd, "QEMU")
     ended = supervise(cmd, run_dir, log=run_dir / "qemu.log", console=serial_log,
                       timeout_s=timeout_s, label=label, poll_s=0.5)
