@@ -15,21 +15,23 @@ from pathlib import Path
 
 import pandas as pd
 
+from hotline.results import schema
 from hotline.results.attribute import attribute_with, code_locations, data_locations
 from hotline.results.objects import ObjectMap
 from hotline.simulate import guest_log
 from hotline.simulate.qemu import plugin_output
 
 OUTPUT = "hotline-cache.out"
-MISS_OUTCOMES = ("compulsory", "capacity", "conflict", "coherence", "upgrade")
 
 
 def raw_misses(miss: pd.DataFrame) -> pd.DataFrame:
     """One row per level that missed: L1I or L1D by the access kind, then L2
-    and L3 where the access went on missing."""
+    and L3 where the access went on missing.  The outcomes that are misses
+    are the misses table's causes (test_plugin_contract checks them against
+    the plugin's)."""
     parts = []
     for column, level in (("l1", None), ("l2", "L2"), ("l3", "L3")):
-        part = miss[miss[column].isin(MISS_OUTCOMES)].copy()
+        part = miss[miss[column].isin(schema.CAUSES)].copy()
         part["level"] = level or part["kind"].map(lambda k: "L1I" if k == "fetch" else "L1D")
         part["cause"] = part[column]
         parts.append(part)
@@ -49,7 +51,7 @@ def instructions_table(insn: pd.DataFrame, objects, run_id: str) -> pd.DataFrame
                           "bytes": insn["bytes"], "accesses": insn["accesses"],
                           "cycles": insn["cycles"]})
     for level in ("l1", "l2", "l3"):
-        table[f"{level}_misses"] = sum(insn[f"{level}_{o}"] for o in MISS_OUTCOMES)
+        table[f"{level}_misses"] = sum(insn[f"{level}_{o}"] for o in schema.CAUSES)
     return _with_code(table, "pc", "", objects).sort_values(["pc", "kind"], ignore_index=True)
 
 
