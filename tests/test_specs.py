@@ -153,3 +153,51 @@ def test_also_groups_add_their_own_cross_products(tmp_path):
     assert runs == [("baseline", "forkstorm", "skylake-4core"),
                     ("baseline", "forkstorm", "pentium3-4way"),
                     ("baseline", "cachebench", "skylake-4core")]
+
+
+# One matrix at two scales: a spec's scale, and a spec that includes another.
+
+def test_the_spec_scale_fills_the_workloads_that_name_none(tmp_path):
+    from hotline.experiment import plan
+    text = GOOD.replace('scale = "smoke"', 'params = { instances = 2 }') + \
+        'scale = "smoke"\n[[also]]\nworkloads = [{ name = "cachebench" }, ' \
+        '{ name = "roimarkers", scale = "default" }]\n'
+    runs = [(r.workload, r.scale) for r in plan(specs.load_experiment(write(tmp_path, text)))]
+    assert runs == [("forkstorm", "smoke"), ("cachebench", "smoke"), ("roimarkers", "default")]
+    # Without one, workloads are at default scale, as before there was a key.
+    text = GOOD.replace(', scale = "smoke"', "")
+    assert plan(specs.load_experiment(write(tmp_path, text)))[0].scale == "default"
+    assert "key 'scale': Input should be a valid string, not 2" in reject(tmp_path,
+                                                                          GOOD + "scale = 2\n")
+
+
+def test_claims_default_is_claims_smoke_at_default_scale():
+    from hotline.experiment import plan
+    experiments = paths.CONFIGS / "experiments"
+    smoke = specs.load_experiment(experiments / "claims-smoke.toml")
+    default = specs.load_experiment(experiments / "claims-default.toml")
+    assert (smoke.scale, default.scale) == ("smoke", "default")
+    assert default.timeout_s > smoke.timeout_s
+    as_default = [r.run_id.replace("-smoke", "-default") for r in plan(smoke)]
+    assert [r.run_id for r in plan(default)] == as_default and len(as_default) == 22
+
+
+def test_an_included_spec_is_the_base_and_the_including_keys_win(tmp_path):
+    write(tmp_path, GOOD.replace(', scale = "smoke"', "") + "repeats = 2\n", "base.toml")
+    spec = specs.load_experiment(write(tmp_path, 'include = "base.toml"\nscale = "smoke"\n'
+                                       'description = "bigger"\n'))
+    assert (spec.description, spec.scale, spec.repeats) == ("bigger", "smoke", 2)
+    assert spec.workloads[0].scale == "smoke"
+
+
+@pytest.mark.parametrize("base, include, what", [
+    (None, '"nope.toml"', "nope.toml: no such file"),
+    (None, "3", "the file name of an experiment spec beside it, not 3"),
+    ('include = "exp.toml"\n' + GOOD, '"base.toml"', "includes another spec"),
+    (GOOD.replace("baseline", "no-such"), '"base.toml"', "unknown variant 'no-such'"),
+])
+def test_a_bad_include_names_the_key_and_the_included_file(tmp_path, base, include, what):
+    if base is not None:
+        write(tmp_path, base, "base.toml")
+    message = reject(tmp_path, f"include = {include}\n")
+    assert message.startswith(f"{tmp_path / 'exp.toml'}: key 'include': ") and what in message

@@ -128,12 +128,38 @@ class ExperimentSpec(Strict):
     repeats: int = Field(default=1, ge=1)
     timeout_s: int = Field(default=1800, gt=0)
     plugin: str | None = None
+    # The scale of every workload that names none, so that one matrix can
+    # be run at two scales (an experiment that includes another and sets
+    # its own scale).
+    scale: str = "default"
     variants: list[str] = Field(min_length=1)
     systems: list[str] = Field(min_length=1)
     workloads: list[WorkloadRef] = Field(min_length=1)
     # [[also]] tables: further cross products, so that one experiment can hold
     # every result a study needs without running every combination.
     also: list[Group] = []
+
+    @model_validator(mode="before")
+    @classmethod
+    def _scale_fills_workloads(cls, data):
+        """A workload that names no scale gets the experiment's."""
+        if not isinstance(data, dict):
+            return data
+        scale = data.get("scale", "default")
+
+        def fill(refs):
+            if not isinstance(refs, list):
+                return refs
+            return [dict(ref, scale=scale) if isinstance(ref, dict) and "scale" not in ref
+                    else ref for ref in refs]
+        data = dict(data)
+        if "workloads" in data:
+            data["workloads"] = fill(data["workloads"])
+        if isinstance(data.get("also"), list):
+            data["also"] = [dict(g, workloads=fill(g["workloads"]))
+                            if isinstance(g, dict) and "workloads" in g else g
+                            for g in data["also"]]
+        return data
 
     def groups(self) -> list[Group]:
         """The cross products to run: the experiment's own lists, then each
@@ -214,11 +240,32 @@ def _check_group(path: Path, spec: ExperimentSpec, prefix: str, group: Group) ->
                 raise HotlineError(f"{path}: key '{workloads_key}workloads.{i}': {problem}")
 
 
+def _experiment_table(path: Path) -> dict:
+    """An experiment spec's table: its own keys, over those of the spec it
+    includes (`include = "NAME.toml"`, beside it), which must be a valid
+    experiment of its own and include none."""
+    table = tomlfile.read(path)
+    if "include" not in table:
+        return table
+    include = table.pop("include")
+    if not isinstance(include, str):
+        raise HotlineError(f"{path}: key 'include': the file name of an experiment spec "
+                           f"beside it, not {tomlfile.toml_value(include)}")
+    included = path.parent / include
+    try:
+        if "include" in tomlfile.read(included):
+            raise HotlineError(f"{included} includes another spec; include one that does not")
+        load_experiment(included)
+    except HotlineError as e:
+        raise HotlineError(f"{path}: key 'include': {e}") from None
+    return {**tomlfile.read(included), **table}
+
+
 def load_experiment(path: Path) -> ExperimentSpec:
     """Parse and check an experiment spec, including every system, variant and
     workload it names, in its own lists and in every [[also]] table, so that
     a bad spec fails before anything is built."""
-    spec = tomlfile.parse(path, ExperimentSpec)
+    spec = tomlfile.validate(path, _experiment_table(path), ExperimentSpec)
     _check_group(path, spec, "", Group(variants=spec.variants, systems=spec.systems,
                                        workloads=spec.workloads))
     for i, group in enumerate(spec.also):

@@ -29,7 +29,7 @@ def _allowed_keys(model: type[BaseModel], loc: tuple) -> list[str]:
     return sorted(model.model_fields)
 
 
-def _toml_value(value) -> str:
+def toml_value(value) -> str:
     """A value as it is written in TOML (true, "4", 1.5), for error messages."""
     try:
         return json.dumps(value)
@@ -48,7 +48,7 @@ def one_line(path: Path, model: type[BaseModel], error: ValidationError) -> str:
     message = f"{path}: key '{key}': {first['msg']}"
     if first["type"].endswith("_type"):
         # "Input should be a valid integer": say what it was instead.
-        message += f", not {_toml_value(first['input'])}"
+        message += f", not {toml_value(first['input'])}"
     return message
 
 
@@ -72,7 +72,12 @@ def read(path: Path) -> dict:
 
 def parse(path: Path, model: type[BaseModel]):
     """The file's contents as `model`."""
+    return validate(path, read(path), model)
+
+
+def validate(path: Path, table: dict, model: type[BaseModel]):
+    """A table read from `path` (or made from it) as `model`."""
     try:
-        return model.model_validate(read(path))
+        return model.model_validate(table)
     except ValidationError as e:
         raise HotlineError(one_line(path, model, e)) from None
