@@ -21,7 +21,7 @@ from hotline.simulate.backend import Outcome
 from hotline.simulate.qemu import simulator as qemu
 from hotline.sweep import engine, gather, workflow
 from hotline.workloads import load_workload
-from tests.test_sweep import out_dir, sandbox, started  # noqa: F401 (a fixture)
+from tests.test_sweep import journal, out_dir, sandbox, started  # noqa: F401 (a fixture)
 
 GOOD = """
 description = "test"
@@ -268,20 +268,34 @@ def test_a_sweep_heals_a_run_whose_manifest_was_damaged(sandbox, capfd):  # noqa
     out = out_dir(sandbox)
     damaged = workflow.load_sweep(sandbox).runs[0].run_id
     (out / damaged / "manifest.json").write_text("{")
-    # Something for the sweep to do: gather anew (as after another run).
-    (out / workflow.INDEX).unlink()
     capfd.readouterr()
-    # The next sweep says which run is damaged and why, and fails.
-    assert engine.run_sweep(sandbox, jobs=2) == 1
-    err = capfd.readouterr().err
-    assert f"failed: {damaged}: {out / damaged / 'manifest.json'}: unreadable (" in err
-    index = pd.read_parquet(out / workflow.INDEX).set_index("run_id")
-    assert index.loc[damaged, "status"] == "failed"
-    # ... and the one after makes it again, and nothing else.
+    # The next sweep says which run is damaged and why, makes it again, and
+    # nothing else.
     before = time.time()
     assert engine.run_sweep(sandbox, jobs=2) == 0
+    err = capfd.readouterr().err
+    assert f"run {damaged}: FAILED: {out / damaged / 'manifest.json'}: unreadable (" in err
     assert started(sandbox, before) == [damaged]
     assert (pd.read_parquet(out / workflow.INDEX).status == "ok").all()
+    # The attempt set aside keeps its record, beside the new attempt's.
+    assert json.loads((out / workflow.record_path(damaged)).read_text())["status"] == "failed"
+    assert json.loads((out / workflow.record_path(damaged, 2)).read_text())["status"] == "ok"
+
+
+def test_a_sweep_with_an_unreadable_record(sandbox, capfd):  # noqa: F811
+    assert engine.run_sweep(sandbox, jobs=2) == 0
+    out = out_dir(sandbox)
+    unreadable = workflow.load_sweep(sandbox).runs[1].run_id
+    (out / workflow.record_path(unreadable)).write_text("{")
+    capfd.readouterr()
+    # No traceback: the record is removed, said so, and its step run again,
+    # which finds the run's result unchanged.
+    before = time.time()
+    assert engine.run_sweep(sandbox, jobs=2) == 0
+    err = capfd.readouterr().err
+    assert f"run {unreadable}: {out / workflow.record_path(unreadable)}: unreadable" in err
+    assert [w[1:3] for w in journal(sandbox) if float(w[0]) >= before] == [["reuse", unreadable]]
+    assert json.loads((out / workflow.record_path(unreadable)).read_text())["status"] == "ok"
 
 
 # 5. Specs accepted that cannot run.

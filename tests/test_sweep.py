@@ -278,3 +278,57 @@ def test_gather_unifies_tables_and_drops_stale_ones(sandbox, tmp_path):
         "run": [first, second], "pc": [1, 2], "count": [5, 7], "symbol": [None, "zap_pte_range"]}
     assert not (out / "stale.parquet").exists()
     assert len(pd.read_parquet(out / workflow.INDEX)) == 4
+
+
+def test_plain_snakemake_runs_a_failed_run_again(sandbox, monkeypatch):
+    """The command the Snakefile documents, without ./hotline: a run whose
+    last attempt failed is run again, as a new attempt, and nothing else."""
+    failing = "baseline--lmbench-lite-smoke--pentium3-4way--r0"
+    monkeypatch.setenv("STAND_IN_FAIL", failing)
+    command = [sys.executable, "-m", "snakemake", "--config", f"spec={sandbox}",
+               "--cores", "2", "--keep-going", "--rerun-incomplete"]
+    ran = subprocess.run(command, cwd=paths.REPO, capture_output=True, text=True)
+    assert ran.returncode == 0, ran.stderr
+    index = pd.read_parquet(out_dir(sandbox) / workflow.INDEX).set_index("run_id")
+    assert index.loc[failing, "status"] == "failed"
+    monkeypatch.delenv("STAND_IN_FAIL")
+    before = time.time()
+    ran = subprocess.run(command, cwd=paths.REPO, capture_output=True, text=True)
+    assert ran.returncode == 0, ran.stderr
+    assert started(sandbox, before) == [failing]
+    assert (pd.read_parquet(out_dir(sandbox) / workflow.INDEX).status == "ok").all()
+    records = out_dir(sandbox) / workflow.RECORDS
+    assert json.loads((records / f"{failing}.json").read_text())["status"] == "failed"
+    assert json.loads((records / f"{failing}.attempt2.json").read_text())["status"] == "ok"
+    # ... and then nothing at all.
+    before = time.time()
+    ran = subprocess.run(command, cwd=paths.REPO, capture_output=True, text=True)
+    assert ran.returncode == 0 and "Nothing to be done" in ran.stdout + ran.stderr
+    assert not [w for w in journal(sandbox) if float(w[0]) >= before]
+
+
+# The one lint snakemake --lint has for this workflow, for every rule: the
+# steps run in hotline's own environment (scripts/setup.sh: Debian
+# packages, QEMU 10 from bookworm-backports, .venv from requirements.lock),
+# which no conda environment or container of the rule's describes.
+SOFTWARE_LINT = "Specify a conda environment or container for each rule."
+
+
+@pytest.mark.parametrize("spec", ["demo.toml", "forkstorm-gem5.toml"])
+def test_snakemake_lint(sandbox, monkeypatch, spec):
+    monkeypatch.setenv("GEM5", sys.executable)   # an executable: gem5's check passes
+    # (Snakemake 9.15's --lint prints text whatever format it is asked for.)
+    ran = subprocess.run([sys.executable, "-m", "snakemake", "--lint", "--config",
+                          f"spec={paths.CONFIGS / 'experiments' / spec}"], cwd=paths.REPO,
+                         capture_output=True, text=True)
+    lints, item = {}, None
+    for line in (ran.stdout + ran.stderr).splitlines():
+        if line.startswith("Lints for "):
+            item = line.split(" (")[0].removeprefix("Lints for ")
+            lints[item] = []
+        elif line.startswith("    * ") and item:
+            lints[item].append(line.removeprefix("    * ").removesuffix(":"))
+    assert lints, ran.stdout + ran.stderr
+    assert {"rule simulate", "rule gather", "rule build_kernel", "rule build_image"} <= \
+        set(lints)
+    assert all(titles == [SOFTWARE_LINT] for titles in lints.values()), lints

@@ -26,6 +26,7 @@ from hotline.simulate import guest_log
 from hotline.simulate.backend import Job
 from hotline.simulate.command_line import kernel_command_line
 from hotline.simulate.qemu.plugins import Plugin, build_plugin
+from hotline.sweep.done import read_manifest, reusable
 from hotline.sweep.lock import claim
 from hotline.workloads import load_workload
 
@@ -68,21 +69,6 @@ def plan(spec: specs.ExperimentSpec) -> list[PlannedRun]:
                                          tuple(sorted(ref.params.items())), repeat)
                         runs.setdefault(run.run_id, run)
     return list(runs.values())
-
-
-def read_manifest(path: Path) -> dict:
-    """A run's manifest.json; a one-line error saying what is wrong with it
-    if it is missing, not JSON or not a JSON object."""
-    try:
-        manifest = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise HotlineError(f"{path}: missing") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise HotlineError(f"{path}: unreadable ({e})") from None
-    if not isinstance(manifest, dict):
-        raise HotlineError(f"{path}: unreadable (a JSON {type(manifest).__name__}, not an "
-                           "object)")
-    return manifest
 
 
 def _write_manifest(work: Path, manifest: dict) -> None:
@@ -160,18 +146,9 @@ def execute(run: PlannedRun, spec: specs.ExperimentSpec, spec_path: Path, kernel
     inputs = run_inputs(run, spec, system, kernel, image, plugin)
     key = hash_json(inputs)
     final = out_dir / run.run_id
-    manifest_path = final / "manifest.json"
-    if not rerun and manifest_path.exists():
-        try:
-            reusable = read_manifest(manifest_path).get("key") == key
-        except HotlineError as e:
-            # A damaged result counts as none: the run is made again.
-            say(f"run {run.run_id}: {e}; running it again")
-            shutil.rmtree(final)
-            reusable = False
-        if reusable:
-            say(f"run {run.run_id}: inputs unchanged, result reused ({final})")
-            return RunResult(run.run_id, final, None, reused=True)
+    if not rerun and reusable(final, run.run_id, key):
+        say(f"run {run.run_id}: inputs unchanged, result reused ({final})")
+        return RunResult(run.run_id, final, None, reused=True)
     specs.check_host_memory(run.system, system)
 
     work = out_dir / f".{run.run_id}.running"

@@ -8,12 +8,12 @@ from pathlib import Path
 import pandas as pd
 
 from hotline.errors import HotlineError
-from hotline.experiment import read_manifest
 from hotline.kernel.build import kernel_directory
 from hotline.report import tables as rt
 from hotline.results.symbols import Symbolizer
 from hotline.simulate import guest_log
-from hotline.sweep.workflow import record_path
+from hotline.sweep.done import latest_attempt, read_manifest
+from hotline.sweep.layout import record_path
 
 TOP = 25            # instructions per top list
 FUNCTIONS = 5       # functions listed instruction by instruction
@@ -39,7 +39,8 @@ def kernel_dir(manifest: dict) -> Path:
 
 def redo(run_dir: Path) -> str:
     """How to have a damaged run made again."""
-    record = run_dir.parent / record_path(run_dir.name.removesuffix(".failed"))
+    run_id = run_dir.name.removesuffix(".failed")
+    record = run_dir.parent / record_path(run_id, max(latest_attempt(run_dir.parent, run_id), 1))
     return (f"delete {run_dir}" + (f" and {record}" if record.exists() else "") +
             " and run its experiment again (or run it with --rerun)")
 

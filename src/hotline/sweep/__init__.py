@@ -5,6 +5,9 @@ results are made, independent runs go in parallel, locally or on a Slurm
 cluster, and an interrupted sweep resumes where it stopped.
 
   workflow.py  the spec as the workflow sees it: steps, their files, resources
+  layout.py    where each of a sweep's files is, in the experiment's directory
+  done.py      what done means for a run: the one place that decides what
+               is made again
   step.py      the command each step runs (python -m hotline.sweep.step ...)
   gather.py    every run's result in one index and one set of tables
   progress.py  the console's view of a running sweep

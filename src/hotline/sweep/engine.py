@@ -4,17 +4,14 @@ locally or with a profile (profiles/slurm), watched and summarised.
 Snakemake decides what is missing or outdated and runs it, independent
 steps in parallel; its own output goes to .sweep/snakemake.log in the
 experiment's results directory, and the console shows what the results
-directory says (progress.py).  What a re-run does:
-
-- runs with a record saying ok, whose builds and conditions are unchanged,
-  are not run again;
-- runs whose record says failed are run again (forced), as are runs whose
-  step was in flight when the sweep was interrupted (--rerun-incomplete);
-- --rerun forces every run, and each step then runs its simulation even if
-  the run's key is unchanged.
+directory says (progress.py).  What is run again is done.py's to say;
+before Snakemake plans, every run's record is read the way gathering reads
+it (done.settle), so that a damaged run is made again by this sweep, not
+the next.  Besides, runs whose step was in flight when the sweep was
+interrupted are run again (--rerun-incomplete), and --rerun forces every
+run, each step then simulating even if the run's key is unchanged.
 """
 
-import json
 import os
 import signal
 import subprocess
@@ -25,12 +22,10 @@ from pathlib import Path
 
 from hotline.console import elapsed, say
 from hotline.errors import HotlineError
-from hotline.sweep import lock
+from hotline.sweep import done, lock
+from hotline.sweep.layout import ENGINE_LOG, GATHER_LOG, INDEX
 from hotline.sweep.progress import Progress, build_log
-from hotline.sweep.workflow import (INDEX, LOGS, PROFILES, SNAKEFILE, Sweep, load_sweep,
-                                    usable_cores)
-
-ENGINE_LOG = ".sweep/snakemake.log"
+from hotline.sweep.workflow import PROFILES, SNAKEFILE, Sweep, load_sweep, usable_cores
 # Memory left to the host (and whatever else runs on it) by a local sweep.
 HOST_RESERVE_MIB = 2048
 POLL_S = 1.0
@@ -55,7 +50,7 @@ def memory_mib() -> int:
 
 def snakemake_command(sweep: Sweep, *, jobs: int | None = None, profile: Path | None = None,
                       rerun: bool = False, dry_run: bool = False,
-                      kernel_source: str | None = None, force: list[str] = ()) -> list[str]:
+                      kernel_source: str | None = None) -> list[str]:
     config = [f"spec={sweep.spec_path}"]
     if kernel_source:
         config.append(f"kernel_source={Path(kernel_source).resolve()}")
@@ -77,9 +72,8 @@ def snakemake_command(sweep: Sweep, *, jobs: int | None = None, profile: Path | 
         command += ["--cores", str(cores),
                     "--resources", f"host_cores={cores}",
                     f"mem_mb={max(memory_mib() - HOST_RESERVE_MIB, 1024)}"]
-    forced = (["simulate"] if rerun else []) + list(force)
-    if forced:
-        command += ["--forcerun", *forced]
+    if rerun:
+        command += ["--forcerun", "simulate"]
     if dry_run:
         command.append("--dry-run")
     return command
@@ -90,41 +84,34 @@ def run_sweep(spec_path: Path, *, jobs: int | None = None, profile: str | None =
               kernel_source: str | None = None) -> int:
     if jobs is not None and jobs < 1:
         raise HotlineError(f"--jobs {jobs}: give at least 1")
-    sweep = load_sweep(Path(spec_path).resolve(), kernel_source)
     profile_dir = resolve_profile(profile) if profile else None
     # Before anything is said or written, so that a second sweep of the
     # experiment ends with the one line that refuses it.  A dry run writes
     # no results.
+    sweep = load_sweep(Path(spec_path).resolve(), kernel_source)
     with nullcontext() if dry_run else lock.claim(sweep.out_dir, "hotline run",
                                                   shared=True) as lock_fd:
+        # Every record read as gathering reads it: damaged runs set aside,
+        # unreadable records removed, so that this sweep makes them again.
+        records = done.settle(sweep.out_dir, [step.run_id for step in sweep.runs],
+                              heal=not dry_run)
+        sweep = sweep.with_wanted_records()
         say(f"experiment {sweep.name}: {len(sweep.runs)} run(s): {len(sweep.kernels)} "
             f"variant(s), {len({r.workload for r in sweep.runs})} workload(s), "
             f"{len({r.system for r in sweep.runs})} system(s), {sweep.spec.repeats} "
             f"repeat(s); results in {sweep.out_dir}")
         (sweep.out_dir / ".sweep").mkdir(parents=True, exist_ok=True)
-        records = _records(sweep)
-        failed_before = [step.record for step in sweep.runs
-                         if records.get(step.run_id, {}).get("status") == "failed"]
-        done_before = sum(r.get("status") == "ok" for r in records.values())
+        failed_before = [run_id for run_id, r in records.items() if r["status"] == "failed"]
+        done_before = sum(r["status"] == "ok" for r in records.values())
         say(f"{done_before} run(s) have results already" +
             (f", {len(failed_before)} failed before and run again" if failed_before else "") +
             "; " + "; ".join(f"{label} {'cached' if Path(m).exists() else 'to build'}"
                              for label, m in sweep.builds().items()))
         command = snakemake_command(sweep, jobs=jobs, profile=profile_dir, rerun=rerun,
-                                    dry_run=dry_run, kernel_source=kernel_source,
-                                    force=failed_before)
+                                    dry_run=dry_run, kernel_source=kernel_source)
         if dry_run:
             return subprocess.run(command, cwd=sweep.out_dir).returncode
         return _watch(sweep, command, lock_fd)
-
-
-def _records(sweep: Sweep) -> dict[str, dict]:
-    records = {}
-    for step in sweep.runs:
-        path = sweep.out_dir / step.record
-        if path.is_file():
-            records[step.run_id] = json.loads(path.read_text())
-    return records
 
 
 def _watch(sweep: Sweep, command: list[str], lock_fd: int) -> int:
@@ -223,7 +210,7 @@ def summarize(sweep: Sweep, progress: Progress, returncode: int | None,
         if log.exists() and log.stat().st_mtime >= progress.started - 1:
             say(f"  {step.run_id}: its step stopped without recording an outcome; "
                 f"last lines of {log}:\n{_tail(log)}")
-    gather_log = sweep.out_dir / LOGS / "gather.log"
+    gather_log = sweep.out_dir / GATHER_LOG
     if not missing and not fresh and gather_log.exists():
         say(f"  gathering the results failed; last lines of {gather_log}:\n{_tail(gather_log)}")
     elif missing or (returncode != 0 and not failed):

@@ -16,9 +16,7 @@ complete.
 """
 
 import json
-import shutil
 from contextlib import contextmanager
-from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
@@ -28,90 +26,9 @@ import pyarrow.parquet as pq
 from hotline import specs
 from hotline.console import say
 from hotline.errors import HotlineError
-from hotline.experiment import plan, read_manifest
-from hotline.simulate import guest_log
-from hotline.sweep import workflow
-
-
-def read_record(out_dir: Path, run_id: str) -> dict | None:
-    """A run's recorded outcome, or None if it has none.  A run recorded as
-    ok whose manifest or tables cannot be read is set aside as failed
-    (set_aside), and a record that cannot be read is removed, so that the
-    next sweep makes the run again."""
-    path = out_dir / workflow.record_path(run_id)
-    record = None
-    if path.exists():
-        try:
-            record = json.loads(path.read_text())
-            if not isinstance(record, dict) or "status" not in record:
-                raise ValueError("not a run's record")
-        except (OSError, ValueError) as e:
-            say(f"run {run_id}: {path}: unreadable ({e}); removed, so that the next "
-                "./hotline run makes the run again")
-            path.unlink(missing_ok=True)
-            record = None
-    if record is None:
-        # A run made in-process (./hotline demo) has its directory but no record.
-        for directory, status in ((run_id, "ok"), (f"{run_id}.failed", "failed")):
-            if (out_dir / directory).is_dir():
-                record = {"run_id": run_id, "status": status, "directory": directory,
-                          "failure": None, "guest_log": f"{directory}/{guest_log.FILE}",
-                          "step_log": None}
-                if status == "failed":
-                    try:
-                        record["failure"] = read_manifest(
-                            out_dir / directory / "manifest.json").get("failure")
-                    except HotlineError as e:
-                        record["failure"] = str(e)
-                break
-    if record and record["status"] == "ok":
-        if problem := _damage(out_dir / (record.get("directory") or run_id)):
-            return set_aside(out_dir, run_id, problem)
-    return record
-
-
-def _damage(run_dir: Path) -> str | None:
-    """What makes a run directory recorded as ok unusable, or None."""
-    try:
-        read_manifest(run_dir / "manifest.json")
-    except HotlineError as e:
-        return str(e)
-    for table in sorted(run_dir.glob("*.parquet")):
-        try:
-            pq.read_schema(table)
-        except (OSError, pa.ArrowException) as e:
-            return f"{table}: not a readable Parquet table ({_first_line(e)})"
-    return None
-
-
-def _first_line(e: Exception) -> str:
-    return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-
-
-def set_aside(out_dir: Path, run_id: str, problem: str) -> dict:
-    """A damaged run, recorded as failed with the problem as its reason; its
-    directory, if any, renamed RUN-ID.failed: no directory named RUN-ID is
-    left that is not a valid result, and a sweep makes a failed run again."""
-    directory = out_dir / run_id
-    failed = directory.with_name(directory.name + ".failed")
-    if directory.is_dir():
-        shutil.rmtree(failed, ignore_errors=True)
-        directory.rename(failed)
-    record = {"run_id": run_id, "status": "failed",
-              "failure": f"{problem}; set aside as {failed.name}, the next ./hotline run "
-                         "makes the run again",
-              "directory": failed.name if failed.is_dir() else None,
-              "guest_log": f"{failed.name}/{guest_log.FILE}"
-              if (failed / guest_log.FILE).exists() else None,
-              "step_log": workflow.log_path(run_id), "reused": False,
-              "recorded": datetime.now(timezone.utc).isoformat(timespec="seconds")}
-    path = out_dir / workflow.record_path(run_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps(record, indent=2) + "\n")
-    partial.rename(path)
-    say(f"run {run_id}: FAILED: {record['failure']}")
-    return record
+from hotline.experiment import plan
+from hotline.sweep.done import first_line, read_manifest, read_record, set_aside
+from hotline.sweep.layout import INDEX
 
 
 def index(spec_path: Path, out_dir: Path) -> pd.DataFrame:
@@ -175,7 +92,7 @@ def concatenate(out_dir: Path, frame: pd.DataFrame) -> dict[str, int]:
                     table = _with_run(pq.read_table(path), run_id)
                 except (OSError, pa.ArrowException) as e:
                     raise _Damaged(run_id, f"{path}: not a readable Parquet table "
-                                           f"({_first_line(e)})") from None
+                                           f"({first_line(e)})") from None
                 # A column another run's table has and this one lacks is null here.
                 for field in schema:
                     if field.name not in table.column_names:
@@ -203,7 +120,7 @@ def _unified_schema(name: str, parts: list[tuple[str, Path]]) -> pa.Schema:
                 [schema, own], promote_options="permissive")
         except pa.ArrowException as e:
             raise HotlineError(f"{path}: its columns do not match the other runs' {name} "
-                               f"tables ({_first_line(e)}); run the experiment again with "
+                               f"tables ({first_line(e)}); run the experiment again with "
                                "--rerun to make them all anew") from None
     return schema.remove_metadata()
 
@@ -238,13 +155,13 @@ def gather(spec_path: Path, out_dir: Path) -> pd.DataFrame:
             set_aside(out_dir, e.run_id, e.problem)
     # A table no run has any more is not left behind from an earlier gather.
     for stale in out_dir.glob("*.parquet"):
-        if stale.stem not in written and stale.name != workflow.INDEX:
+        if stale.stem not in written and stale.name != INDEX:
             stale.unlink()
-    partial = out_dir / f"{workflow.INDEX}.partial"
+    partial = out_dir / f"{INDEX}.partial"
     frame.to_parquet(partial, index=False)
-    partial.rename(out_dir / workflow.INDEX)
+    partial.rename(out_dir / INDEX)
     counts = frame["status"].value_counts().to_dict()
     say(f"gathered {len(frame)} run(s) ({', '.join(f'{n} {s}' for s, n in counts.items())}) "
-        f"into {out_dir / workflow.INDEX}" +
+        f"into {out_dir / INDEX}" +
         "".join(f"; {name}.parquet {rows} rows" for name, rows in written.items()))
     return frame

@@ -2,9 +2,9 @@
 rather than from the engine's output, so that it is the same for local and
 cluster runs and survives the engine's changes of wording:
 
-- a run is done or failed when its record (.sweep/runs/RUN-ID.json) says
-  so; a failed record older than this sweep is a run to retry, so it
-  counts as left;
+- a run is done or failed when the record the workflow wants of it (its
+  latest attempt's, or a new attempt's after a failure: done.py) says so;
+  a failed record older than this sweep counts as left;
 - a run is running while its .RUN-ID.running directory (made by
   experiment.execute) is newer than this sweep; older ones are leftovers of
   an interrupted sweep;
@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hotline.console import elapsed, say
-from hotline.sweep.workflow import LOGS, Sweep
+from hotline.sweep.layout import build_log_path
+from hotline.sweep.workflow import Sweep
 
 
 @dataclass(frozen=True)
@@ -127,7 +128,6 @@ class Progress:
 
 
 def build_log(out_dir: Path, label: str, marker: str) -> Path:
-    """The log of the build step that makes `marker` (the Snakefile's names)."""
-    # kernel-VARIANT-KEY, image-KEY, plugin-NAME-KEY: the kind, then the
-    # name of the build's directory in the cache.
-    return out_dir / LOGS / f"{label.split()[0]}-{Path(marker).parent.name}.log"
+    """The log of the build step that makes `marker`: the kind of build,
+    then the name of the build's directory in the cache."""
+    return out_dir / build_log_path(label.split()[0], Path(marker).parent.name)

@@ -4,14 +4,18 @@ directory (the workflow's working directory):
   python -m hotline.sweep.step kernel VARIANT --jobs N --expect MARKER
   python -m hotline.sweep.step image --expect MARKER
   python -m hotline.sweep.step plugin NAME --expect MARKER
-  python -m hotline.sweep.step run SPEC RUN-ID [--rerun]
+  python -m hotline.sweep.step run SPEC RECORD [--rerun]
   python -m hotline.sweep.step gather SPEC
 
-A run step records its outcome in .sweep/runs/RUN-ID.json whether the
-simulation succeeded or failed, and exits 0 either way: a failed run is a
-result, and with a non-zero exit Snakemake would hold back the gathering of
-every other run.  A step that cannot record anything (killed, or a bug)
-exits non-zero and Snakemake runs it again next time.
+A run step makes one attempt at a run (RECORD: the run id, or
+RUN-ID.attemptN after a failure; layout.py) and records its outcome in
+.sweep/runs/RECORD.json whether the simulation succeeded or failed, and
+exits 0 either way: a failed run is a result, and with a non-zero exit
+Snakemake would hold back the gathering of every other run.  The workflow
+then wants the run's next attempt (done.py), so the next sweep makes it.
+A step that cannot record anything (killed, or a bug) exits non-zero and
+Snakemake runs it again next time.  --rerun (or HOTLINE_SWEEP_RERUN=1, which
+the workflow sets for ./hotline run --rerun) simulates even an unchanged run.
 
 Every step holds the experiment's lock (lock.py) while it runs, so that no
 other writer starts on the results directory while it is still writing
@@ -20,6 +24,7 @@ there, even after the driver and Snakemake are gone.
 
 import argparse
 import json
+import os
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -32,7 +37,12 @@ from hotline.experiment import execute, plan
 from hotline.kernel.build import build_kernel
 from hotline.simulate import guest_log
 from hotline.simulate.qemu.plugins import build_plugin
-from hotline.sweep import gather, lock, workflow
+from hotline.sweep import done, gather, lock
+from hotline.sweep.layout import log_path, parse_record_name
+
+
+# ./hotline run --rerun, passed by the workflow to every run step.
+RERUN = "HOTLINE_SWEEP_RERUN"
 
 
 def _expect(what: str, made: Path, marker: str) -> None:
@@ -60,20 +70,22 @@ def step_plugin(args) -> None:
 def step_run(args) -> None:
     spec_path = Path(args.spec).resolve()
     spec = specs.load_experiment(spec_path)
+    run_id, attempt = parse_record_name(args.record)
     runs = {r.run_id: r for r in plan(spec)}
-    if args.run_id not in runs:
-        raise HotlineError(f"{spec_path} plans no run '{args.run_id}'")
-    run = runs[args.run_id]
+    if run_id not in runs:
+        raise HotlineError(f"{spec_path} plans no run '{run_id}'")
+    run = runs[run_id]
+    rerun = args.rerun or os.environ.get(RERUN) == "1"
     out_dir = Path.cwd()
     record = {"run_id": run.run_id, "status": "failed", "failure": None, "directory": None,
-              "guest_log": None, "step_log": workflow.log_path(run.run_id),
-              "reused": False}
+              "guest_log": None, "step_log": log_path(run.run_id, attempt),
+              "reused": False, "attempt": attempt}
     try:
         # Cached by the build steps: these only look the artifacts up.
         image = build_image()
         kernel = build_kernel(run.variant, args.kernel_source)
         plugin = build_plugin(spec.plugin) if spec.plugin else None
-        result = execute(run, spec, spec_path, kernel, image, plugin, out_dir, args.rerun)
+        result = execute(run, spec, spec_path, kernel, image, plugin, out_dir, rerun)
     except HotlineError as e:
         say(f"run {run.run_id}: FAILED: {e}")
         record["failure"] = str(e)
@@ -87,13 +99,7 @@ def step_run(args) -> None:
         if manifest.exists():
             record["wall_seconds"] = json.loads(manifest.read_text())["wall_seconds"]
     record["recorded"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    path = out_dir / workflow.record_path(run.run_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # Written whole, then renamed: a half-written record would be taken
-    # for a finished run.
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps(record, indent=2) + "\n")
-    partial.rename(path)
+    done.write_record(out_dir, run.run_id, attempt, record)
 
 
 def step_gather(args) -> None:
@@ -120,7 +126,7 @@ def main(argv=None) -> int:
     p.set_defaults(func=step_plugin)
     p = sub.add_parser("run")
     p.add_argument("spec")
-    p.add_argument("run_id")
+    p.add_argument("record", help="the run id, or RUN-ID.attemptN for a later attempt")
     p.add_argument("--rerun", action="store_true")
     p.add_argument("--kernel-source")
     p.set_defaults(func=step_run)

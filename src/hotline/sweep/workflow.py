@@ -1,14 +1,10 @@
 """An experiment spec as the sweep workflow (workflow/Snakefile) sees it: the
 steps, the files each makes and needs, and what each asks of a machine.
 
-The workflow's working directory is the experiment's results directory:
-
-  RUN-ID/, RUN-ID.failed/   runs, exactly as experiment.execute() leaves them
-  .sweep/runs/RUN-ID.json   a run step's record of its outcome, ok or failed:
-                            the file the workflow tracks for the run
-  .sweep/logs/STEP.log      each step's console output
-  .sweep/snakemake.log      the engine's own output (./hotline run)
-  runs.parquet, NAME.parquet  the gathered index and tables (gather.py)
+The workflow's working directory is the experiment's results directory,
+laid out as layout.py says.  A run is tracked by the record of an attempt
+at it: the one done.next_record() names, its latest if that succeeded, a
+new one if it failed or there is none.
 
 Builds are tracked by the file that marks each complete in the cache
 (kernel.json, image.json, NAME.so), in a directory named by the build's key:
@@ -18,9 +14,11 @@ workload parameters, QEMU version, mode, command line) is hashed into the
 run step's `conditions` parameter, which Snakemake compares with the one it
 recorded (its "params" rerun trigger).  The run's own key check in
 execute() stays the last word: a step that Snakemake re-runs for a reason
-that does not change the key reuses the result.
+that does not change the key reuses the result.  What makes a run done is
+done.py's to say.
 """
 
+import dataclasses
 import math
 import os
 from dataclasses import dataclass
@@ -33,30 +31,21 @@ from hotline.experiment import plan, run_conditions
 from hotline.hashing import hash_json, short
 from hotline.kernel.build import planned_kernel
 from hotline.simulate.qemu.plugins import planned_plugin
+from hotline.sweep.done import next_record
+from hotline.sweep.layout import (INDEX, LOGS, RECORD, RECORDS, STEP_LOG,  # noqa: F401
+                                  log_path, parse_record_name, record_path)
 
 SNAKEFILE = paths.REPO / "workflow" / "Snakefile"
 PROFILES = paths.REPO / "profiles"
-RECORDS = ".sweep/runs"
-LOGS = ".sweep/logs"
-INDEX = "runs.parquet"
 # A run is killed after the spec's timeout_s; the step also boots, writes
 # tables and may wait for the file system.
 RUNTIME_MARGIN_MIN = 15
 
 
-def record_path(run_id: str) -> str:
-    """A run step's record, relative to the experiment's results directory."""
-    return f"{RECORDS}/{run_id}.json"
-
-
-def log_path(run_id: str) -> str:
-    """A run step's console output, relative to the same."""
-    return f"{LOGS}/{run_id}.log"
-
-
 @dataclass(frozen=True)
 class RunStep:
     run_id: str
+    record_name: str          # the attempt the workflow wants (done.next_record)
     variant: str
     workload: str
     system: str
@@ -68,11 +57,11 @@ class RunStep:
 
     @property
     def record(self) -> str:
-        return record_path(self.run_id)
+        return RECORD.format(record=self.record_name)
 
     @property
     def log(self) -> str:
-        return log_path(self.run_id)
+        return STEP_LOG.format(record=self.record_name)
 
 
 @dataclass(frozen=True)
@@ -89,11 +78,20 @@ class Sweep:
     def name(self) -> str:
         return self.spec_path.stem
 
-    def run(self, run_id: str) -> RunStep:
+    def run(self, name: str) -> RunStep:
+        """A run's step, by its run id or the name of a record of it."""
+        run_id, _ = parse_record_name(name)
         for step in self.runs:
             if step.run_id == run_id:
                 return step
         raise HotlineError(f"{self.spec_path} plans no run '{run_id}'")
+
+    def with_wanted_records(self) -> "Sweep":
+        """The same sweep, each run wanting the record done.next_record()
+        names now (after records were set aside or removed)."""
+        return dataclasses.replace(self, runs=tuple(
+            dataclasses.replace(step, record_name=next_record(self.out_dir, step.run_id))
+            for step in self.runs))
 
     def builds(self) -> dict[str, str]:
         """Each build's label and marker file, in the order they are needed."""
@@ -126,20 +124,20 @@ def load_sweep(spec_path: Path, kernel_source: str | None = None) -> Sweep:
                for v in variants}
     image_marker = str((planned_image().directory / "image.json").resolve())
     plugin = str(planned_plugin(spec.plugin).path.resolve()) if spec.plugin else None
+    out_dir = experiment_dir(spec_path)
     steps = []
     for run in runs:
         system = systems[run.system]
         needs = (kernels[run.variant], image_marker) + ((plugin,) if plugin else ())
         steps.append(RunStep(
-            run_id=run.run_id, variant=run.variant, workload=run.workload, system=run.system,
-            needs=needs,
+            run_id=run.run_id, record_name=next_record(out_dir, run.run_id),
+            variant=run.variant, workload=run.workload, system=run.system, needs=needs,
             conditions=short(hash_json(run_conditions(run, spec, system))),
             # What a simulation asks of a machine is its backend's to say.
             threads=backend.threads(spec, system),
             mem_mb=backend.memory_mib(spec, system),
             runtime=math.ceil(spec.timeout_s / 60) + RUNTIME_MARGIN_MIN))
-    return Sweep(spec_path, spec, experiment_dir(spec_path), kernels, image_marker, plugin,
-                 tuple(steps))
+    return Sweep(spec_path, spec, out_dir, kernels, image_marker, plugin, tuple(steps))
 
 
 def usable_cores() -> int:

@@ -1,0 +1,198 @@
+"""What done means for a run, decided here and only here.
+
+A run is done when the record of its latest attempt says ok and its
+directory RUN-ID/ is a complete result (a manifest and tables that can be
+read) whose key is the key of the run's inputs now.  What follows:
+
+- experiment.execute() simulates a run unless its directory's key is the
+  run's key now (reusable); --rerun simulates it regardless.
+- The sweep workflow wants each run's next_record(): the record of its
+  latest attempt if that says ok, else (no record, or a failed one) the
+  record of a new attempt, a file that does not exist yet.  So every run
+  of the workflow, ./hotline run's or a plain snakemake, runs a failed run
+  again, and the failed attempt's record and log stay beside the new one
+  (.sweep/runs/RUN-ID.attemptN.json; layout.py).  Snakemake also runs a
+  step again when a build it needs is newer than its record or the run's
+  conditions changed (its mtime and params triggers); execute() then
+  reuses the result if its key did not change.
+- A record that says ok for a directory that is not a complete result
+  records a failure: set_aside() renames the directory RUN-ID.failed and
+  records the attempt as failed, so that a new one is wanted.  A record
+  that cannot be read is removed, so that its attempt is made again.
+  ./hotline run reads every record this way before Snakemake plans
+  (settle), and gathering reads those of the runs it gathers (read_record).
+- A step that dies without recording anything (killed, out of memory)
+  leaves its record missing: Snakemake runs it again.
+"""
+
+import json
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from hotline.console import say
+from hotline.errors import HotlineError
+from hotline.simulate import guest_log
+from hotline.sweep.layout import log_path, record_name, record_path
+
+
+# ---- a run's directory ------------------------------------------------------
+
+def read_manifest(path: Path) -> dict:
+    """A run's manifest.json; a one-line error saying what is wrong with it
+    if it is missing, not JSON or not a JSON object."""
+    try:
+        manifest = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise HotlineError(f"{path}: missing") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise HotlineError(f"{path}: unreadable ({e})") from None
+    if not isinstance(manifest, dict):
+        raise HotlineError(f"{path}: unreadable (a JSON {type(manifest).__name__}, not an "
+                           "object)")
+    return manifest
+
+
+def reusable(run_dir: Path, run_id: str, key: str) -> bool:
+    """Whether run_dir holds the result of a run with this key.  A damaged
+    result counts as none, and is removed: the run is made again."""
+    manifest_path = run_dir / "manifest.json"
+    if not manifest_path.exists():
+        return False
+    try:
+        return read_manifest(manifest_path).get("key") == key
+    except HotlineError as e:
+        say(f"run {run_id}: {e}; running it again")
+        shutil.rmtree(run_dir)
+        return False
+
+
+def damage(run_dir: Path) -> str | None:
+    """What makes a run directory recorded as ok unusable, or None."""
+    try:
+        read_manifest(run_dir / "manifest.json")
+    except HotlineError as e:
+        return str(e)
+    for table in sorted(run_dir.glob("*.parquet")):
+        try:
+            pq.read_schema(table)
+        except (OSError, pa.ArrowException) as e:
+            return f"{table}: not a readable Parquet table ({first_line(e)})"
+    return None
+
+
+def first_line(e: Exception) -> str:
+    return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+
+
+# ---- a run's records ----------------------------------------------------------
+
+def latest_attempt(out_dir: Path, run_id: str) -> int:
+    """The number of the run's latest recorded attempt; 0 if none."""
+    attempt = 0
+    while (out_dir / record_path(run_id, attempt + 1)).exists():
+        attempt += 1
+    return attempt
+
+
+def _load(path: Path) -> dict | None:
+    """A record, or None if it cannot be read as one."""
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) and "status" in record else None
+
+
+def next_record(out_dir: Path, run_id: str) -> str:
+    """The name of the record the workflow wants for the run: its latest
+    attempt's if that says ok, a new attempt's otherwise.  Reads only."""
+    attempt = latest_attempt(out_dir, run_id)
+    if attempt and (_load(out_dir / record_path(run_id, attempt)) or {}).get("status") == "ok":
+        return record_name(run_id, attempt)
+    return record_name(run_id, attempt + 1)
+
+
+def write_record(out_dir: Path, run_id: str, attempt: int, record: dict) -> None:
+    """An attempt's record, written whole, then renamed: a half-written
+    record would be taken for a finished run."""
+    path = out_dir / record_path(run_id, attempt)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps(record, indent=2) + "\n")
+    partial.rename(path)
+
+
+def read_record(out_dir: Path, run_id: str) -> dict | None:
+    """The run's outcome, from its latest attempt's record, or None if it
+    has none.  A run recorded as ok whose manifest or tables cannot be read
+    is set aside as failed (set_aside), and a record that cannot be read is
+    removed, so that the next sweep makes the run again."""
+    attempt = latest_attempt(out_dir, run_id)
+    record = None
+    if attempt:
+        path = out_dir / record_path(run_id, attempt)
+        record = _load(path)
+        if record is None:
+            say(f"run {run_id}: {path}: unreadable (not a run's record); removed, so that "
+                "the next ./hotline run makes the run again")
+            path.unlink(missing_ok=True)
+    if record is None:
+        # A run made in-process (./hotline demo) has its directory but no record.
+        for directory, status in ((run_id, "ok"), (f"{run_id}.failed", "failed")):
+            if (out_dir / directory).is_dir():
+                record = {"run_id": run_id, "status": status, "directory": directory,
+                          "failure": None, "guest_log": f"{directory}/{guest_log.FILE}",
+                          "step_log": None}
+                if status == "failed":
+                    try:
+                        record["failure"] = read_manifest(
+                            out_dir / directory / "manifest.json").get("failure")
+                    except HotlineError as e:
+                        record["failure"] = str(e)
+                break
+    if record and record["status"] == "ok":
+        if problem := damage(out_dir / (record.get("directory") or run_id)):
+            return set_aside(out_dir, run_id, problem)
+    return record
+
+
+def set_aside(out_dir: Path, run_id: str, problem: str) -> dict:
+    """A damaged run, recorded as failed with the problem as its reason; its
+    directory, if any, renamed RUN-ID.failed: no directory named RUN-ID is
+    left that is not a valid result, and a sweep makes a failed run again."""
+    directory = out_dir / run_id
+    failed = directory.with_name(directory.name + ".failed")
+    if directory.is_dir():
+        shutil.rmtree(failed, ignore_errors=True)
+        directory.rename(failed)
+    attempt = max(latest_attempt(out_dir, run_id), 1)
+    record = {"run_id": run_id, "status": "failed",
+              "failure": f"{problem}; set aside as {failed.name}; a sweep makes the run "
+                         "again",
+              "directory": failed.name if failed.is_dir() else None,
+              "guest_log": f"{failed.name}/{guest_log.FILE}"
+              if (failed / guest_log.FILE).exists() else None,
+              "step_log": log_path(run_id, attempt), "reused": False, "attempt": attempt,
+              "recorded": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    write_record(out_dir, run_id, attempt, record)
+    say(f"run {run_id}: FAILED: {record['failure']}")
+    return record
+
+
+def settle(out_dir: Path, run_ids: list[str], heal: bool = True) -> dict[str, dict]:
+    """Every recorded run's outcome, from its latest record, read with
+    read_record before Snakemake plans: a damaged run is set aside and an
+    unreadable record removed now, so that this sweep makes them again.
+    With heal=False (a dry run) the records are only read."""
+    records = {}
+    for run_id in run_ids:
+        if attempt := latest_attempt(out_dir, run_id):
+            record = read_record(out_dir, run_id) if heal else \
+                _load(out_dir / record_path(run_id, attempt))
+            if record is not None and latest_attempt(out_dir, run_id):
+                records[run_id] = record
+    return records
