@@ -19,7 +19,7 @@ from hotline.results.schema import MISSES
 from hotline.simulate import guest_log
 from hotline.simulate.backend import Outcome
 from hotline.simulate.qemu import simulator as qemu
-from hotline.sweep import engine, gather, workflow
+from hotline.sweep import done, engine, gather, layout, workflow
 from hotline.workloads import load_workload
 from tests.test_sweep import journal, out_dir, sandbox, started  # noqa: F401 (a fixture)
 
@@ -170,7 +170,7 @@ def test_a_run_with_a_damaged_manifest_is_made_again(tmp_path, monkeypatch):
     (first.directory / "manifest.json").write_text('{"run_id": "trunc')
     again = runner.execute()
     assert not again.reused and runner.simulated == 2
-    assert experiment.read_manifest(again.directory / "manifest.json")["status"] == "ok"
+    assert done.read_manifest(again.directory / "manifest.json")["status"] == "ok"
 
 
 def corrupt_run(tmp_path) -> Path:
@@ -248,10 +248,10 @@ def test_gather_sets_aside_a_run_whose_table_is_corrupt(sandbox):  # noqa: F811
         (out / run_id).mkdir(parents=True)
         (out / run_id / "manifest.json").write_text(json.dumps({"run_id": run_id}))
         pd.DataFrame({"run": [run_id], "pc": [1]}).to_parquet(out / run_id / "misses.parquet")
-        (out / workflow.RECORDS).mkdir(parents=True, exist_ok=True)
-        (out / workflow.record_path(run_id)).write_text(json.dumps(
+        (out / layout.RECORDS).mkdir(parents=True, exist_ok=True)
+        (out / layout.record_path(run_id)).write_text(json.dumps(
             {"status": "ok", "failure": None, "directory": run_id, "guest_log": None,
-             "step_log": workflow.log_path(run_id)}))
+             "step_log": layout.log_path(run_id)}))
     (out / bad / "misses.parquet").write_bytes(b"PAR1 truncated")
     frame = gather.gather(sweep.spec_path, out).set_index("run_id")
     assert frame.loc[good, "status"] == "ok" and frame.loc[bad, "status"] == "failed"
@@ -260,7 +260,7 @@ def test_gather_sets_aside_a_run_whose_table_is_corrupt(sandbox):  # noqa: F811
     assert list(pd.read_parquet(out / "misses.parquet")["run"]) == [good]
     # No directory named as a valid result is left, and the record says failed.
     assert not (out / bad).exists() and (out / f"{bad}.failed").is_dir()
-    assert json.loads((out / workflow.record_path(bad)).read_text())["status"] == "failed"
+    assert json.loads((out / layout.record_path(bad)).read_text())["status"] == "failed"
 
 
 def test_a_sweep_heals_a_run_whose_manifest_was_damaged(sandbox, capfd):  # noqa: F811
@@ -276,26 +276,26 @@ def test_a_sweep_heals_a_run_whose_manifest_was_damaged(sandbox, capfd):  # noqa
     err = capfd.readouterr().err
     assert f"run {damaged}: FAILED: {out / damaged / 'manifest.json'}: unreadable (" in err
     assert started(sandbox, before) == [damaged]
-    assert (pd.read_parquet(out / workflow.INDEX).status == "ok").all()
+    assert (pd.read_parquet(out / layout.INDEX).status == "ok").all()
     # The attempt set aside keeps its record, beside the new attempt's.
-    assert json.loads((out / workflow.record_path(damaged)).read_text())["status"] == "failed"
-    assert json.loads((out / workflow.record_path(damaged, 2)).read_text())["status"] == "ok"
+    assert json.loads((out / layout.record_path(damaged)).read_text())["status"] == "failed"
+    assert json.loads((out / layout.record_path(damaged, 2)).read_text())["status"] == "ok"
 
 
 def test_a_sweep_with_an_unreadable_record(sandbox, capfd):  # noqa: F811
     assert engine.run_sweep(sandbox, jobs=2) == 0
     out = out_dir(sandbox)
     unreadable = workflow.load_sweep(sandbox).runs[1].run_id
-    (out / workflow.record_path(unreadable)).write_text("{")
+    (out / layout.record_path(unreadable)).write_text("{")
     capfd.readouterr()
     # No traceback: the record is removed, said so, and its step run again,
     # which finds the run's result unchanged.
     before = time.time()
     assert engine.run_sweep(sandbox, jobs=2) == 0
     err = capfd.readouterr().err
-    assert f"run {unreadable}: {out / workflow.record_path(unreadable)}: unreadable" in err
+    assert f"run {unreadable}: {out / layout.record_path(unreadable)}: unreadable" in err
     assert [w[1:3] for w in journal(sandbox) if float(w[0]) >= before] == [["reuse", unreadable]]
-    assert json.loads((out / workflow.record_path(unreadable)).read_text())["status"] == "ok"
+    assert json.loads((out / layout.record_path(unreadable)).read_text())["status"] == "ok"
 
 
 # 5. Specs accepted that cannot run.

@@ -17,7 +17,7 @@ import pytest
 from hotline import cli, experiment, paths
 from hotline.errors import HotlineError
 from hotline.simulate.supervise import supervise
-from hotline.sweep import workflow
+from hotline.sweep import layout
 # The sweeps' sandbox: a spec, a cache and results of its own, stand-in steps.
 from test_sweep import journal, out_dir, sandbox  # noqa: F401
 
@@ -150,7 +150,7 @@ def test_the_sweep_stays_locked_while_any_of_it_runs(sandbox, monkeypatch):  # n
         wait_for(lambda: not alive(step), "the orphaned step to end")
         again = run_again(sandbox)
         assert again.returncode == 0, again.stderr
-        assert (pd.read_parquet(out_dir(sandbox) / workflow.INDEX).status == "ok").all()
+        assert (pd.read_parquet(out_dir(sandbox) / layout.INDEX).status == "ok").all()
     finally:
         stop(driver)
 

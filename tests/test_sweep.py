@@ -19,7 +19,7 @@ import pytest
 from hotline import paths
 from hotline.kernel import config, source
 from hotline.simulate import qemu
-from hotline.sweep import engine, gather, workflow
+from hotline.sweep import engine, gather, layout, workflow
 from hotline.sweep.workflow import load_sweep
 
 SPEC = """
@@ -113,7 +113,7 @@ def test_default_scale_spec_dry_runs_on_the_slurm_profile(sandbox, capfd):
     assert "mem_mb=16000" in out and "runtime=180" in out
     # Simulations: the 1 GiB guest and QEMU; the spec's 3600 s and a margin.
     assert out.count("mem_mb=2048") == 6 and out.count("runtime=75") == 6
-    assert not (out_dir(spec) / workflow.INDEX).exists()
+    assert not (out_dir(spec) / layout.INDEX).exists()
 
 
 def test_kernel_source_reaches_every_step(sandbox, monkeypatch, capfd):
@@ -169,7 +169,7 @@ def test_parallel_sweep_with_a_failed_run(sandbox, monkeypatch, capfd):
            f"(log: {out / (failing + '.failed') / 'guest.log'})" in err
     assert "sweep sweeptest: 7 ok, 1 failed, 0 not run" in err
     assert "runs: 8 done" not in err and "runs: 7 done, 0 running, 1 failed, 0 left" in err
-    index = pd.read_parquet(out / workflow.INDEX)
+    index = pd.read_parquet(out / layout.INDEX)
     assert len(index) == 8
     row = index.set_index("run_id").loc[failing]
     assert row.status == "failed" and row.failure == "the guest kernel panicked or oopsed"
@@ -186,7 +186,7 @@ def test_parallel_sweep_with_a_failed_run(sandbox, monkeypatch, capfd):
     before = time.time()
     assert engine.run_sweep(sandbox, jobs=2) == 0
     assert started(sandbox, before) == [failing]
-    assert (pd.read_parquet(out / workflow.INDEX).status == "ok").all()
+    assert (pd.read_parquet(out / layout.INDEX).status == "ok").all()
     assert len(pd.read_parquet(out / "misses.parquet")) == 16
 
 
@@ -198,7 +198,7 @@ def test_a_step_that_dies_is_reported_and_the_others_finish(sandbox, monkeypatch
     assert "sweep sweeptest: 3 ok, 0 failed, 1 not run" in err
     assert f"{dying}: its step stopped without recording an outcome" in err
     # The index waits for every run.
-    assert not (out_dir(sandbox) / workflow.INDEX).exists()
+    assert not (out_dir(sandbox) / layout.INDEX).exists()
     monkeypatch.delenv("STAND_IN_CRASH")
     before = time.time()
     assert engine.run_sweep(sandbox, jobs=2) == 0
@@ -213,7 +213,7 @@ def test_ctrl_c_stops_the_sweep_and_running_it_again_resumes(sandbox, monkeypatc
                               "--jobs", "1"], cwd=paths.REPO, start_new_session=True,
                              stderr=subprocess.PIPE, text=True,
                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    records = out_dir(sandbox) / workflow.RECORDS
+    records = out_dir(sandbox) / layout.RECORDS
     deadline = time.monotonic() + 120
     while len(list(records.glob("*.json"))) < 2:
         assert sweep.poll() is None and time.monotonic() < deadline
@@ -234,7 +234,7 @@ def test_ctrl_c_stops_the_sweep_and_running_it_again_resumes(sandbox, monkeypatc
     for run_id, stamp in created.items():
         manifest = json.loads((out_dir(sandbox) / run_id / "manifest.json").read_text())
         assert manifest["created"] == stamp
-    assert (pd.read_parquet(out_dir(sandbox) / workflow.INDEX).status == "ok").all()
+    assert (pd.read_parquet(out_dir(sandbox) / layout.INDEX).status == "ok").all()
 
 
 def test_rerun_and_changed_conditions(sandbox, monkeypatch):
@@ -266,10 +266,10 @@ def test_gather_unifies_tables_and_drops_stale_ones(sandbox, tmp_path):
         (out / run_id).mkdir(parents=True)
         (out / run_id / "manifest.json").write_text(json.dumps({"wall_seconds": 1.0}))
         frame.to_parquet(out / run_id / "misses.parquet", index=False)
-        (out / workflow.RECORDS).mkdir(parents=True, exist_ok=True)
-        (out / workflow.RECORDS / f"{run_id}.json").write_text(json.dumps(
+        (out / layout.RECORDS).mkdir(parents=True, exist_ok=True)
+        (out / layout.RECORDS / f"{run_id}.json").write_text(json.dumps(
             {"status": "ok", "failure": None, "directory": run_id, "guest_log": None,
-             "step_log": f"{workflow.LOGS}/{run_id}.log"}))
+             "step_log": f"{layout.LOGS}/{run_id}.log"}))
     (out / "stale.parquet").write_text("")
     frame = gather.gather(sweep.spec_path, out)
     assert list(frame.status) == ["ok", "ok", "not run", "not run"]
@@ -277,7 +277,7 @@ def test_gather_unifies_tables_and_drops_stale_ones(sandbox, tmp_path):
     assert pq.read_table(out / "misses.parquet").to_pydict() == {
         "run": [first, second], "pc": [1, 2], "count": [5, 7], "symbol": [None, "zap_pte_range"]}
     assert not (out / "stale.parquet").exists()
-    assert len(pd.read_parquet(out / workflow.INDEX)) == 4
+    assert len(pd.read_parquet(out / layout.INDEX)) == 4
 
 
 def test_plain_snakemake_runs_a_failed_run_again(sandbox, monkeypatch):
@@ -289,15 +289,15 @@ def test_plain_snakemake_runs_a_failed_run_again(sandbox, monkeypatch):
                "--cores", "2", "--keep-going", "--rerun-incomplete"]
     ran = subprocess.run(command, cwd=paths.REPO, capture_output=True, text=True)
     assert ran.returncode == 0, ran.stderr
-    index = pd.read_parquet(out_dir(sandbox) / workflow.INDEX).set_index("run_id")
+    index = pd.read_parquet(out_dir(sandbox) / layout.INDEX).set_index("run_id")
     assert index.loc[failing, "status"] == "failed"
     monkeypatch.delenv("STAND_IN_FAIL")
     before = time.time()
     ran = subprocess.run(command, cwd=paths.REPO, capture_output=True, text=True)
     assert ran.returncode == 0, ran.stderr
     assert started(sandbox, before) == [failing]
-    assert (pd.read_parquet(out_dir(sandbox) / workflow.INDEX).status == "ok").all()
-    records = out_dir(sandbox) / workflow.RECORDS
+    assert (pd.read_parquet(out_dir(sandbox) / layout.INDEX).status == "ok").all()
+    records = out_dir(sandbox) / layout.RECORDS
     assert json.loads((records / f"{failing}.json").read_text())["status"] == "failed"
     assert json.loads((records / f"{failing}.attempt2.json").read_text())["status"] == "ok"
     # ... and then nothing at all.

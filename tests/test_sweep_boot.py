@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from hotline import paths
-from hotline.sweep import engine, workflow
+from hotline.sweep import engine, layout
 from tests.conftest import require_tools
 
 pytestmark = pytest.mark.boot
@@ -36,7 +36,7 @@ def test_killed_sweep_resumes_without_redoing_finished_runs(tmp_path, tmp_result
     spec = tmp_path / "sweepkill.toml"
     spec.write_text(SPEC)
     out = tmp_results / spec.stem
-    records = out / workflow.RECORDS
+    records = out / layout.RECORDS
     sweep = subprocess.Popen([sys.executable, "-m", "hotline", "run", str(spec), "--jobs", "2"],
                              cwd=paths.REPO, start_new_session=True,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -68,7 +68,7 @@ def test_killed_sweep_resumes_without_redoing_finished_runs(tmp_path, tmp_result
         record = json.loads((records / f"{run_id}.json").read_text())
         assert (records / f"{run_id}.json").stat().st_mtime == mtime or record["reused"]
     assert not list(out.glob(".*.running"))  # what was in flight was run again
-    index = pd.read_parquet(out / workflow.INDEX)
+    index = pd.read_parquet(out / layout.INDEX)
     assert len(index) == 4 and (index.status == "ok").all()
     for row in index.itertuples():
         summary = json.loads(row.summary)

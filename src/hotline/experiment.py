@@ -26,7 +26,7 @@ from hotline.simulate import guest_log
 from hotline.simulate.backend import Job
 from hotline.simulate.command_line import kernel_command_line
 from hotline.simulate.qemu.plugins import Plugin, build_plugin
-from hotline.sweep.done import read_manifest, reusable
+from hotline.sweep.done import reusable
 from hotline.sweep.lock import claim
 from hotline.workloads import load_workload
 

@@ -32,8 +32,7 @@ from hotline.hashing import hash_json, short
 from hotline.kernel.build import planned_kernel
 from hotline.simulate.qemu.plugins import planned_plugin
 from hotline.sweep.done import next_record
-from hotline.sweep.layout import (INDEX, LOGS, RECORD, RECORDS, STEP_LOG,  # noqa: F401
-                                  log_path, parse_record_name, record_path)
+from hotline.sweep.layout import RECORD, STEP_LOG, parse_record_name
 
 SNAKEFILE = paths.REPO / "workflow" / "Snakefile"
 PROFILES = paths.REPO / "profiles"
