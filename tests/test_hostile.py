@@ -187,7 +187,7 @@ def test_report_of_a_damaged_manifest(tmp_path, capsys):
     assert f"the run is damaged: delete {run} and run its experiment again" in err
 
 
-# The results tables of a run made with hotline-cache (results/cache_tables.py).
+# The results tables of a run made with hotline-cache (simulate/qemu/cache_tables.py).
 TABLES = {
     "misses": list(MISSES),
     "instructions": ["run", "pc", "kind", "bytes", "accesses", "cycles", "l1_misses",

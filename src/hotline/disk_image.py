@@ -4,7 +4,7 @@
   privileges or mounting, by mke2fs -d; the root disk on the PIIX IDE
   controller (and gem5's X86Board).
 - initramfs.cpio: the same files as an uncompressed newc cpio archive, for
-  boots that must not touch a disk (see simulate/qemu.py: deterministic mode).
+  boots that must not touch a disk (see simulate/qemu/simulator.py: deterministic mode).
 
 Both hold busybox-static with a link per applet, the guest init, the
 hotline-roi marker helper (static C) and every workload under /workloads.

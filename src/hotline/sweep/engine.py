@@ -91,15 +91,15 @@ def run_sweep(spec_path: Path, *, jobs: int | None = None, profile: str | None =
     sweep = load_sweep(Path(spec_path).resolve(), kernel_source)
     with nullcontext() if dry_run else lock.claim(sweep.out_dir, "hotline run",
                                                   shared=True) as lock_fd:
+        say(f"experiment {sweep.name}: {len(sweep.runs)} run(s): {len(sweep.kernels)} "
+            f"variant(s), {len({r.workload for r in sweep.runs})} workload(s), "
+            f"{len({r.system for r in sweep.runs})} system(s), {sweep.spec.repeats} "
+            f"repeat(s); results in {sweep.out_dir}")
         # Every record read as gathering reads it: damaged runs set aside,
         # unreadable records removed, so that this sweep makes them again.
         records = done.settle(sweep.out_dir, [step.run_id for step in sweep.runs],
                               heal=not dry_run)
         sweep = sweep.with_wanted_records()
-        say(f"experiment {sweep.name}: {len(sweep.runs)} run(s): {len(sweep.kernels)} "
-            f"variant(s), {len({r.workload for r in sweep.runs})} workload(s), "
-            f"{len({r.system for r in sweep.runs})} system(s), {sweep.spec.repeats} "
-            f"repeat(s); results in {sweep.out_dir}")
         (sweep.out_dir / ".sweep").mkdir(parents=True, exist_ok=True)
         failed_before = [run_id for run_id, r in records.items() if r["status"] == "failed"]
         done_before = sum(r["status"] == "ok" for r in records.values())

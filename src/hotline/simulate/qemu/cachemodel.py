@@ -88,7 +88,7 @@ def _library() -> ctypes.CDLL:
     mismatch = layout_mismatch(c_layout(lib))
     if mismatch:
         raise HotlineError(f"cache model: the ctypes mirror disagrees with the C library: "
-                           f"{mismatch}; make src/hotline/cachemodel.py match "
+                           f"{mismatch}; make src/hotline/simulate/qemu/cachemodel.py match "
                            f"plugins/cachemodel/cachemodel.h")
     return lib
 
