@@ -31,6 +31,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hotline.analysis.cost import l1_stalls
+from hotline.errors import HotlineError
 
 MISSES_SUMMED_OVER = ["cpu", "pc", "kind", "source_line"]
 LISTED_SHARE = 0.001
@@ -65,7 +66,7 @@ def slim(source: Path, target: Path) -> dict[str, tuple[int, int]]:
     (which may be source); {table: (rows before, rows after)}."""
     tables = {p.stem: pq.read_table(p) for p in sorted(Path(source).glob("*.parquet"))}
     if "runs" not in tables:
-        raise SystemExit(f"{source} has no runs.parquet: give a gathered results directory")
+        raise HotlineError(f"{source} has no runs.parquet: give a gathered results directory")
     slimmed = dict(tables)
     if "misses" in tables:
         misses = tables["misses"].to_pandas()
@@ -118,7 +119,12 @@ def main(argv: list[str]) -> int:
         print(__doc__.rsplit("\n\n", 1)[-1].strip(), file=sys.stderr)
         return 2
     source, target = Path(argv[0]), Path(argv[1])
-    for name, (before, after) in slim(source, target).items():
+    try:
+        rows = slim(source, target)
+    except HotlineError as e:
+        print(f"hotline: error: {e}", file=sys.stderr)
+        return 1
+    for name, (before, after) in rows.items():
         print(f"{name}.parquet: {before} rows -> {after}")
     full, slimmed = notebook_outputs(source), notebook_outputs(target)
     differing = 0
