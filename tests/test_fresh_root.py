@@ -3,11 +3,11 @@
 `./hotline test --unit`, which has scripts/setup.sh install every Debian
 package (QEMU 10 from bookworm-backports) and the Python environment, and
 then runs the unit tests there.  The machines CI runs on already have
-hotline's packages, so a set-up that fails on a machine without them (as
-8c571fd~1's did, silently) passes everywhere else.
+hotline's packages, so only here does a set-up that fails on a machine
+without them (as 8c571fd~1's did, silently) fail a test.
 
 Needs root (chroot, mount), debootstrap (./hotline test installs it) and
-git; about 20 minutes on the 2-core development machine.  Deselect it with
+git; about 10 minutes on the 2-core development machine.  Deselect it with
 -k 'not fresh_root'."""
 
 import os
