@@ -57,3 +57,24 @@ def test_walk_reads_little_endian_words_of_a_memory_image():
     read = lambda paddr: struct.unpack_from("<Q", image, paddr)[0]  # noqa: E731
     assert walk(read, 0x1000, VMEMMAP, VMEMMAP + 2 * MiB) == [
         Mapping(VMEMMAP, 0x4000_0000, 2 * MiB)]
+
+
+def test_vmemmap_mappings_from_a_checkpoint_directory(tmp_path):
+    """A checkpoint laid out as gem5 v24 writes one (m5.cpt, the gzip'd
+    store beside it), holding TABLES in its memory."""
+    import gzip
+
+    from hotline.gem5.checkpoint import vmemmap_mappings
+    image = bytearray(64 * 1024)
+    for base, entries in TABLES.items():
+        for i, entry in entries.items():
+            struct.pack_into("<Q", image, base + 8 * i, entry)
+    (tmp_path / "board.physmem.store0.pmem").write_bytes(gzip.compress(bytes(image)))
+    (tmp_path / "m5.cpt").write_text(
+        "## checkpoint generated: Mon Nov 23 12:00:00 2026\n\n[Globals]\ncurTick=123\n\n"
+        "[board.physmem]\nlal_addr=\nlal_cid=\nnbr_of_stores=1\n\n"
+        "[board.physmem.store0]\nstore_id=0\nfilename=board.physmem.store0.pmem\n"
+        f"range_size={len(image)}\n")
+    found = vmemmap_mappings(tmp_path, 0x1000, VMEMMAP)
+    assert found[0] == Mapping(VMEMMAP, 0x4000_0000, 4 * MiB)
+    assert found[-1] == Mapping(VMEMMAP + GiB, 0x8000_0000, GiB)
