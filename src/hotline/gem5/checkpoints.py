@@ -12,9 +12,10 @@ config scripts.
 
 A checkpoint directory (HOTLINE_CACHE/gem5-checkpoints/KEY/) holds cpt/
 (gem5's checkpoint), guest.log (the console up to the checkpoint, which the
-run's guest log starts with), boot-stats.txt and checkpoint.json (its inputs
-and the boot's figures), written last: a directory without it is not a
-checkpoint.  The boot runs in the run directory's boot/ so that a failed
+run's guest log starts with), boot-stats.txt, vmemmap.json (the physical
+frames behind the struct pages, read from the guest's page tables in the
+checkpoint's memory) and checkpoint.json (its inputs and the boot's
+figures), written last: a directory without it is not a checkpoint.  The boot runs in the run directory's boot/ so that a failed
 boot leaves its logs with the run that needed it.
 """
 
@@ -26,8 +27,11 @@ from pathlib import Path
 
 from hotline import paths
 from hotline.console import elapsed, say
+from hotline.errors import HotlineError
 from hotline.gem5 import params as gem5_params
 from hotline.gem5 import stats
+from hotline.gem5.checkpoint import symbol_paddr, vmemmap_mappings
+from hotline.gem5.physical_map import Segment
 from hotline.hashing import hash_files, hash_json, short
 from hotline.simulate import guest_log
 from hotline.simulate.supervise import supervise, write_command
@@ -40,6 +44,9 @@ BOOT_FILES = ("hotline_boot.py", "hotline_gem5/machine.py", "hotline_gem5/prefli
               "hotline_gem5/roi_exit_handlers.py", "hotline_gem5/run_params.py")
 CONSOLE = "board.pc.com_1.device"
 MARKER = "checkpoint.json"
+VMEMMAP = "vmemmap.json"
+# The kernel's top-level page table (swapper_pg_dir on x86-64).
+TOP_TABLE = "init_top_pgt"
 
 
 @dataclass(frozen=True)
@@ -78,7 +85,8 @@ def planned_checkpoint(inputs: dict) -> Checkpoint:
 
 
 def ensure_checkpoint(inputs: dict, machine, *, gem5: Path, work: Path, timeout_s: int,
-                      label: str) -> tuple[Checkpoint | None, str | None]:
+                      label: str, kernel_dir: Path, cpus: int,
+                      workloads: list[str]) -> tuple[Checkpoint | None, str | None]:
     """The cached checkpoint for these inputs, booting first if need be (in
     work/boot/).  Returns it, or None and why the boot did not reach the
     region."""
@@ -95,12 +103,14 @@ def ensure_checkpoint(inputs: dict, machine, *, gem5: Path, work: Path, timeout_
             say(f"{label}: checkpoint booted meanwhile by another run, restored")
             return checkpoint, None
         failure = _boot(checkpoint, inputs, machine, gem5=gem5, boot_dir=work / "boot",
-                        timeout_s=timeout_s, label=label)
+                        timeout_s=timeout_s, label=label, kernel_dir=kernel_dir, cpus=cpus,
+                        workloads=workloads)
     return (None, failure) if failure else (checkpoint, None)
 
 
 def _boot(checkpoint: Checkpoint, inputs: dict, machine, *, gem5: Path, boot_dir: Path,
-          timeout_s: int, label: str) -> str | None:
+          timeout_s: int, label: str, kernel_dir: Path, cpus: int,
+          workloads: list[str]) -> str | None:
     staging = checkpoint.directory.with_name(checkpoint.directory.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     shutil.rmtree(boot_dir, ignore_errors=True)
@@ -119,7 +129,7 @@ def _boot(checkpoint: Checkpoint, inputs: dict, machine, *, gem5: Path, boot_dir
                       timeout_s=timeout_s, label=f"{label}: boot", poll_s=1)
     if console.exists():
         shutil.copyfile(console, boot_dir / "guest.log")
-    failure = _boot_failure(ended, boot_dir)
+    failure = _boot_failure(ended, boot_dir, cpus, workloads)
     if failure:
         shutil.rmtree(staging, ignore_errors=True)
         return f"gem5 boot (logs in {boot_dir}): {failure}"
@@ -127,6 +137,11 @@ def _boot(checkpoint: Checkpoint, inputs: dict, machine, *, gem5: Path, boot_dir
     boot_stats = stats.parse_dumps((boot_dir / "gem5" / "stats.txt").read_text())
     figures = boot_stats[-1] if boot_stats else {}
     shutil.copyfile(boot_dir / "guest.log", staging / "guest.log")
+    try:
+        _write_vmemmap(staging, kernel_dir)
+    except HotlineError as e:
+        shutil.rmtree(staging, ignore_errors=True)
+        return f"reading the checkpoint's page tables: {e}"
     shutil.copyfile(boot_dir / "gem5" / "stats.txt", staging / "boot-stats.txt")
     info = {"key": checkpoint.key, "inputs": inputs, "tick": tick,
             "boot_wall_seconds": round(ended.wall_s, 1),
@@ -139,7 +154,7 @@ def _boot(checkpoint: Checkpoint, inputs: dict, machine, *, gem5: Path, boot_dir
     return None
 
 
-def _boot_failure(ended, boot_dir: Path) -> str | None:
+def _boot_failure(ended, boot_dir: Path, cpus: int, workloads: list[str]) -> str | None:
     roi = boot_dir / "gem5" / gem5_params.ROI_FILE
     if ended.killed_for:
         return ended.killed_for
@@ -148,10 +163,38 @@ def _boot_failure(ended, boot_dir: Path) -> str | None:
     if not roi.is_file() or json.loads(roi.read_text())["checkpoint_tick"] is None:
         log = boot_dir / "guest.log"
         report = guest_log.parse(log.read_text(errors="replace") if log.exists() else "")
-        said = guest_log.last_error(report) if hasattr(guest_log, "last_error") else None
+        why = guest_log.failure_reason(report, cpus, workloads)
         return "the guest ended before its first region of interest" + \
-            (f": {said}" if said else "")
+            (f": {why}" if why else "")
     return None
+
+
+def _write_vmemmap(staging: Path, kernel_dir: Path) -> None:
+    layout = json.loads((kernel_dir / "layout.json").read_text())
+    base = int(layout["symbols"]["vmemmap_base"], 16)
+    top = symbol_paddr(kernel_dir / "vmlinux", system_map_symbol(kernel_dir / "System.map",
+                                                                 TOP_TABLE))
+    found = vmemmap_mappings(staging / "cpt", top, base)
+    if not found:
+        raise HotlineError(f"no vmemmap mapping under {TOP_TABLE} at {top:#x}")
+    (staging / VMEMMAP).write_text(json.dumps(
+        [{"vaddr": hex(m.vaddr), "paddr": hex(m.paddr), "size": hex(m.size)} for m in found],
+        indent=1) + "\n")
+
+
+def vmemmap(checkpoint: Checkpoint) -> tuple[Segment, ...]:
+    """Where the struct pages were in physical memory at the checkpoint."""
+    return tuple(Segment(paddr=int(m["paddr"], 16), vaddr=int(m["vaddr"], 16),
+                         size=int(m["size"], 16))
+                 for m in json.loads((checkpoint.directory / VMEMMAP).read_text()))
+
+
+def system_map_symbol(system_map: Path, name: str) -> int:
+    for line in system_map.read_text().splitlines():
+        address, _, symbol = line.split()
+        if symbol == name:
+            return int(address, 16)
+    raise HotlineError(f"{system_map}: no symbol {name}")
 
 
 def last_error(log: Path) -> str:
