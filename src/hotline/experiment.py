@@ -182,7 +182,8 @@ def execute(run: PlannedRun, spec: specs.ExperimentSpec, spec_path: Path, kernel
     if spec.backend == "gem5":
         outcome, backend_account = gem5.simulate(
             work, run_id=run.run_id, system=system, kernel_dir=kernel.directory,
-            vmlinux=kernel.vmlinux, disk_image=image.path, append=append,
+            kernel_key=kernel.key, vmlinux=kernel.vmlinux, disk_image=image.path,
+            image_key=image.key, append=append,
             workloads=[run.workload], timeout_s=spec.timeout_s)
     else:
         outcome = _run_qemu(run, spec, system, kernel, image, plugin, append, work)
