@@ -66,23 +66,9 @@ def _demo(args) -> int:
     return 0
 
 
-def find_run(name: str) -> Path:
-    """A run directory, given as a path or as a run id under the results tree."""
-    path = Path(name)
-    if (path / "manifest.json").is_file():
-        return path
-    found = sorted(paths.results_dir().glob(f"*/{name}/manifest.json"))
-    if len(found) == 1:
-        return found[0].parent
-    if found:
-        raise HotlineError(f"run id '{name}' is in {len(found)} experiments "
-                           f"({', '.join(str(f.parent) for f in found)}); give the directory")
-    raise HotlineError(f"no run '{name}': give a run directory (with a manifest.json) or the "
-                       f"id of a run under {paths.results_dir()}")
-
-
 def cmd_report(args) -> int:
     from hotline.report.render import write_report
+    from hotline.report.run import find_run
     text, text_path, html_path = write_report(find_run(args.run))
     print(text)
     say(f"report written to {text_path} and {html_path}")

@@ -222,3 +222,36 @@ def totals(t: RunTables) -> pd.DataFrame:
     misses = t.misses.groupby(["level", "space"], as_index=False)[["count", "cycles"]].sum()
     misses["per 1k instructions"] = 1000 * misses["count"] / max(instructions, 1)
     return misses.rename(columns={"count": "misses", "cycles": "stall cycles"})
+
+
+def page_layout(layout: dict) -> list[tuple[str, int, int]]:
+    """struct page's fields as the tables name them (a union's first-declared
+    member), (name, offset, size) in offset order, from the build's layout.json."""
+    return sorted(((f["name"], f["offset"], f["size"]) for f in layout["fields"] if f["primary"]),
+                  key=lambda f: f[1])
+
+
+def page_field_misses(t: RunTables) -> pd.DataFrame:
+    """Misses on struct page by field, level and cause."""
+    page = t.misses[t.misses["object"] == "struct page"]
+    return page.groupby(["field", "level", "cause"], as_index=False)["count"].sum()
+
+
+def thief_matrix(t: RunTables, field: str, cpus: int) -> pd.DataFrame:
+    """Coherence misses on struct page's `field`, CPU x CPU: row the CPU
+    that missed, column the CPU whose write took the line."""
+    c = t.coherence[(t.coherence["object"] == "struct page") & (t.coherence["field"] == field)]
+    matrix = c.pivot_table(index="cpu", columns="thief_cpu", values="count", aggfunc="sum",
+                           fill_value=0)
+    return matrix.reindex(index=range(cpus), columns=range(cpus), fill_value=0).astype("int64")
+
+
+def function_profile(t: RunTables, name: str) -> tuple[pd.DataFrame, pd.Series]:
+    """Where in function `name` its data misses fall: the L1D misses per
+    offset split by cause (one column per cause), and the L2 misses per offset."""
+    mine = t.misses[(t.misses["symbol"] == name) & (t.misses["kind"] != "fetch")]
+    l1d = mine[mine["level"] == "L1D"].pivot_table(index="offset", columns="cause",
+                                                   values="count", aggfunc="sum", fill_value=0)
+    l1d = l1d.reindex(columns=list(CAUSES), fill_value=0)
+    l2 = mine[mine["level"] == "L2"].groupby("offset")["count"].sum()
+    return l1d, l2
