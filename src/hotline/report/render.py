@@ -83,7 +83,7 @@ def _function_picture(run: Run, name: str, listing: pd.DataFrame) -> pic.Picture
     marks = {int(o): f"+{int(o):#x} {text.get(f'{start + int(o):x}', '')}"
              for o in busiest.index}
     size = symbol.size if symbol else int(max([*l1d.index, *l2.index, 0])) + 16
-    return pic.along_function(f"function-{_file_name(name)}", name, size, l1d, l2, marks)
+    return pic.along_function(f"function-{file_name(name)}", name, size, l1d, l2, marks)
 
 
 def _page_picture(run: Run) -> pic.Picture:
@@ -116,7 +116,7 @@ def _c2c_sections(run: Run) -> list[Section]:
     return out
 
 
-def _file_name(name: str) -> str:
+def file_name(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
 
 
@@ -125,7 +125,12 @@ def _format(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def as_text(manifest: dict, report: list[Section]) -> str:
-    lines = [f"{k:9} {v}" for k, v in header(manifest)]
+    return as_text_sections([f"{k:9} {v}" for k, v in header(manifest)], report)
+
+
+def as_text_sections(lines: list[str], report: list[Section]) -> str:
+    """The head lines, then each section: title, note, table, pictures."""
+    lines = list(lines)
     for s in report:
         lines += ["", s.title, "=" * len(s.title), s.note, ""]
         lines.append(_format(s.table).to_string(index=False) if len(s.table) else "(none)")
@@ -152,7 +157,7 @@ def page(title: str, head: list[tuple[str, str]], body: list[str]) -> str:
 
 
 def section_html(s: Section, link_dir: str = PICTURES) -> str:
-    anchor = _file_name(s.title)
+    anchor = file_name(s.title)
     parts = [f'<h2 id="{anchor}">{html.escape(s.title)}</h2><p>{html.escape(s.note)}</p>']
     parts += [p.html(link_dir) for p in s.pictures]
     parts.append(_format(s.table).to_html(index=False) if len(s.table) else "<p>(none)</p>")
@@ -160,7 +165,7 @@ def section_html(s: Section, link_dir: str = PICTURES) -> str:
 
 
 def as_html(manifest: dict, report: list[Section]) -> str:
-    contents = "<nav>" + "".join(f'<a href="#{_file_name(s.title)}">{html.escape(s.title)}</a>'
+    contents = "<nav>" + "".join(f'<a href="#{file_name(s.title)}">{html.escape(s.title)}</a>'
                                  for s in report if s.pictures) + "</nav>"
     return page(f"hotline report {manifest['run_id']}", header(manifest),
                 [contents, *(section_html(s) for s in report)])
