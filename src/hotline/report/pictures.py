@@ -27,8 +27,9 @@ from hotline.results.schema import CAUSES
 # One colour per miss cause, used by every picture (and the legend says it).
 CAUSE_COLOURS = {"compulsory": "#9e9e9e", "capacity": "#4c72b0", "conflict": "#8172b2",
                  "coherence": "#c44e52", "upgrade": "#dd8452"}
-STYLE = {"svg.hashsalt": "hotline", "font.size": 9, "axes.titlesize": 10,
-         "figure.dpi": 100, "savefig.bbox": "tight"}
+# svg.fonttype none: the SVG keeps its text as text (searchable, editable).
+STYLE = {"svg.hashsalt": "hotline", "svg.fonttype": "none", "font.size": 9,
+         "axes.titlesize": 10, "figure.dpi": 100, "savefig.bbox": "tight"}
 LABEL_CHARS = 60   # longest bar label before it is cut
 
 
