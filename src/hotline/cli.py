@@ -40,7 +40,7 @@ def cmd_demo(args) -> int:
 def _demo(args) -> int:
     from hotline.analysis.notebooks import analyse
     from hotline.experiment import run_experiment
-    from hotline.report.render import write_report
+    from hotline.report.render import PICTURES, write_report
     from hotline.sweep.gather import gather
     results = run_experiment(DEMO_SPEC, rerun=True, kernel_source=args.kernel_source)
     for r in results:
@@ -54,7 +54,9 @@ def _demo(args) -> int:
                 print(f"  {line.strip()}")
         text, text_path, html_path = write_report(r.directory)
         print(f"\n{text}")
-        say(f"report written to {text_path} and {html_path}")
+        say(f"report written to {text_path} and {html_path}; its pictures in "
+            f"{r.directory / PICTURES} (PNG, SVG)")
+        _screenshot(html_path, r.directory / "report.png")
     if any(r.failure for r in results):
         return 1
     # The notebooks on the demo's own results: most claims need runs the demo
@@ -64,6 +66,22 @@ def _demo(args) -> int:
     pages = analyse(out_dir)
     say(f"claims page: {pages['claims']}")
     return 0
+
+
+def _screenshot(page: Path, png: Path) -> None:
+    """The page as Chromium renders it, if Chromium is installed."""
+    from hotline.report import browser
+    if browser.chromium() is None:
+        say(f"no screenshot of {page.name}: chromium is not installed")
+        return
+    try:
+        shown = browser.render(page, png)
+    except HotlineError as e:
+        say(f"no screenshot of {page.name}: {e}")
+        return
+    loaded = sum(i.loaded for i in shown.images)
+    say(f"{page.name} in Chromium: {loaded} of {len(shown.images)} pictures loaded, "
+        f"{shown.tables} tables; screenshot {png}")
 
 
 def cmd_report(args) -> int:
