@@ -168,7 +168,7 @@ def per_instruction(side: Side) -> pd.DataFrame:
 
 def per_function(a: pd.DataFrame, b: pd.DataFrame, names: tuple[str, str]) -> pd.DataFrame:
     fa, fb = (x.groupby("function")[STATS].sum() for x in (a, b))
-    both = fa.join(fb, how="outer", lsuffix=f" {names[0]}", rsuffix=f" {names[1]}")
+    both = fa.add_suffix(f" {names[0]}").join(fb.add_suffix(f" {names[1]}"), how="outer")
     table = pd.DataFrame(index=both.index)
     for stat in STATS:
         table[f"{stat} {names[0]}"] = both[f"{stat} {names[0]}"].fillna(0).astype("int64")
