@@ -245,7 +245,8 @@ def profile(misses: pd.DataFrame, vmlinux: Path | None, comments: list[str],
     for row in values.itertuples(index=False):
         p.sample.add(location_id=[locations[int(row.pc)]],
                      value=[int(v) for v in row[len(SAMPLE_KEYS):]],
-                     label=[m["Label"](key=cpu, num=int(row.cpu)),
+                     # cpu as a string: pprof drops a number label of 0 without a unit.
+                     label=[m["Label"](key=cpu, str=s(str(int(row.cpu)))),
                             m["Label"](key=kind, str=s(row.kind)),
                             m["Label"](key=data, str=s(describe(row.object, row.field)))])
     p.comment.extend(s(c) for c in comments)
