@@ -125,9 +125,13 @@ def as_text(manifest: dict, a: Annotation) -> str:
     if a.missing_source:
         out += [f"(source text: {a.missing_source})", ""]
     levels = "".join(f"{lv:>8}" for lv in a.levels)
-    out.append(f"{levels}  {'L1D causes':<28}{'L2 causes':<22}{'accesses':>9}  "
-               f"{'address':<18}  instruction")
-    blank = " " * (8 * len(a.levels) + 2 + 28 + 22 + 9)
+    # Each cause column as wide as its longest entry.
+    widths = {lv: max([len(f"{lv} causes"), *(len(_causes(r["misses"].get(lv, {})))
+                                               for r in a.rows if "pc" in r)]) + 2
+              for lv in ("L1D", "L2")}
+    out.append(f"{levels}  {'L1D causes':<{widths['L1D']}}{'L2 causes':<{widths['L2']}}"
+               f"{'accesses':>9}  {'address':<18}  instruction")
+    blank = " " * (8 * len(a.levels) + 2 + widths["L1D"] + widths["L2"] + 9)
     for r in a.rows:
         if "source" in r:
             text = r["text"].strip() if r["text"] is not None else ""
@@ -135,8 +139,8 @@ def as_text(manifest: dict, a: Annotation) -> str:
             continue
         # Instructions that access data show their zeros; the others, blanks.
         counts = "".join(f"{_count(r, lv):>8}" for lv in a.levels)
-        line = (f"{counts}  {_causes(r['misses'].get('L1D', {})):<28}"
-                f"{_causes(r['misses'].get('L2', {})):<22}{r['accesses'] or '':>9}  "
+        line = (f"{counts}  {_causes(r['misses'].get('L1D', {})):<{widths['L1D']}}"
+                f"{_causes(r['misses'].get('L2', {})):<{widths['L2']}}{r['accesses'] or '':>9}  "
                 f"{r['pc']:x}:  +{r['offset']:<#6x} {r['instruction']}")
         if r["partial writes"]:
             line += f"    [partial writes: {r['partial writes']}]"
