@@ -52,3 +52,13 @@ def test_the_claims_page_renders_with_its_tables(tmp_path):
     for n in range(1, 12):
         assert f"C{n}: " in shown.text
     assert Image.open(screenshot).format == "PNG"
+
+
+def test_the_diff_page_shows_its_picture(tmp_path):
+    from hotline.report import diff
+    a, b = diff.sides_of_experiment(SMOKE, ("baseline", "pte-chain"), "forkstorm",
+                                    "pentium3-4way")
+    _, _, page = diff.write_diff(diff.diff(a, b), tmp_path)
+    shown = browser.render(page, tmp_path / "diff.png")
+    assert len(shown.images) == 1 and shown.images[0].loaded
+    assert shown.tables >= 4 and "pte_chain_remove" in shown.text
