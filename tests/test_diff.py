@@ -28,7 +28,8 @@ def test_same_code_with_other_registers_pairs_one_for_one():
 
 
 def misses(rows) -> pd.DataFrame:
-    return pd.DataFrame([{"run": "r", "cpu": 0, "pc": pc, "space": "kernel" if symbol else "user",
+    return pd.DataFrame([{"run": "r", "cpu": 0, "pc": pc,
+                          "space": "kernel" if pc >= K else "user",
                           "kind": "read", "symbol": symbol, "offset": offset,
                           "source_line": "", "object": "kernel-other", "field": "",
                           "level": level, "cause": "capacity", "count": count, "cycles": cycles}
@@ -46,7 +47,9 @@ def side(name, rows, instructions=100):
 A = side("a", [(K + 0x10, "f", 0x10, "L1D", 10, 100), (K + 0x10, "f", 0x10, "L2", 4, 200),
                (K + 0x20, "f", 0x20, "L1D", 3, 30), (0x401000, "", 0, "L1D", 5, 50)])
 B = side("b", [(K + 0x20, "f", 0x10, "L1D", 12, 120), (K + 0x20, "f", 0x10, "L2", 6, 300),
-               (K + 0x100, "g", 0x0, "L1I", 7, 70), (0x401000, "", 0, "L1D", 5, 50)], 130)
+               (K + 0x100, "g", 0x0, "L1I", 7, 70), (0x401000, "", 0, "L1D", 5, 50),
+               # kernel code outside any symbol: two pcs, both offset 0 in the table
+               (K + 0x900, "", 0, "L1D", 1, 4), (K + 0x940, "", 0, "L1D", 2, 5)], 130)
 
 
 def test_functions_by_name_with_each_side_and_the_difference():
@@ -59,11 +62,13 @@ def test_functions_by_name_with_each_side_and_the_difference():
     assert f.loc["f", ["L2 misses a", "L2 misses b", "only in"]].tolist() == [4, 6, ""]
     assert f.loc["g", ["stall cycles a", "stall cycles b", "only in"]].tolist() == [0, 70, "b"]
     assert f.loc[d.USER, "stall cycles diff"] == 0
-    # sorted by |difference of stall cycles|: g (70), f (10), [user] (0)
-    assert list(result.functions["function"]) == ["g", "f", d.USER]
-    # modelled cycles = instructions + L1 stall cycles: 100 + 180, 130 + 240
+    # sorted by |difference of stall cycles|: g (70), f (10), no symbol (9), [user] (0)
+    assert list(result.functions["function"]) == ["g", "f", d.NO_SYMBOL, d.USER]
+    assert f.loc[d.NO_SYMBOL, ["stall cycles a", "stall cycles b", "only in"]].tolist() == \
+        [0, 9, "b"]
+    # modelled cycles = instructions + L1 stall cycles: 100 + 180, 130 + 249
     totals = result.totals.set_index("measure")
-    assert totals.loc["modelled cycles", ["a", "b", "diff"]].tolist() == [280, 370, 90]
+    assert totals.loc["modelled cycles", ["a", "b", "diff"]].tolist() == [280, 379, 99]
 
 
 def test_instructions_pair_within_their_function():
@@ -76,6 +81,8 @@ def test_instructions_pair_within_their_function():
     assert got[("f", "0x10", "0x10")] == (100, 120, "")
     assert got[("f", "0x20", "")] == (30, 0, "a")
     assert got[("g", "", "0x0")] == (0, 70, "b")
+    # outside any symbol, by address
+    assert got[(d.NO_SYMBOL, "", f"{K + 0x940:#x}")] == (0, 5, "b")
 
 
 @pytest.fixture(scope="module")

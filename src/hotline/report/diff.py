@@ -152,9 +152,10 @@ def per_instruction(side: Side) -> pd.DataFrame:
     """function, offset, pc: L1 misses, L2 misses, stall cycles, bytes."""
     m = side.misses.assign(function=[_function(s, sp) for s, sp in
                                      zip(side.misses["symbol"], side.misses["space"])])
-    # A user pc has no function: its offset is its address, so that user
-    # instructions of the same program still pair up.
-    m = m.assign(offset=m["offset"].where(m["function"] != USER, m["pc"].astype("int64")))
+    # A pc outside any function (user space, kernel code without a symbol)
+    # has its address as its offset: the same address pairs up across runs.
+    outside = m["function"].isin([USER, NO_SYMBOL])
+    m = m.assign(offset=m["offset"].astype("uint64").where(~outside, m["pc"].astype("uint64")))
     keys = ["function", "offset", "pc"]
     stalls = l1_stalls(m).groupby(keys)[["count", "cycles"]].sum()
     l2 = m[m["level"] == "L2"].groupby(keys)["count"].sum()
