@@ -171,3 +171,48 @@ def test_physical_map():
     assert PHYSICAL.virtual(0x11FFFC0) == 0xFFFFFFFF811FFFC0
     assert PHYSICAL.virtual(0x1200000) == DIRECT + 0x1200000   # past the segment
     assert PHYSICAL.virtual(0x40) == DIRECT + 0x40
+
+
+VMEMMAP = 0xFFFFEA0000000000
+WITH_VMEMMAP = PhysicalMap(PHYSICAL.segments, DIRECT,
+                           vmemmap=(Segment(paddr=0x8000000, vaddr=VMEMMAP, size=0x200000),),
+                           vmemmap_base=VMEMMAP, struct_page_size=64)
+
+
+def test_misses_take_their_access_address_from_the_core_trace(tmp_path):
+    """Each miss's field comes from the latest core request of the same PC
+    and line at or before it; struct pages reduce to pfn 0's, the kernel
+    image stays exact, other kernel data is named by its line."""
+    header = pt.Header("m", 10**12, {})
+    page5, page7, page9 = (0x8000000 + 64 * n for n in (5, 7, 9))
+    core = [
+        req(1900, C["ReadReq"], page5 + 8, K1),        # pfn 5, byte 8: what K1's miss reads
+        req(1950, C["ReadReq"], page5 + 16, K2),       # another instruction, same line
+        req(2000, C["ReadReq"], page5 + 24, K1),       # same tick as the miss: still before it
+        req(2500, C["ReadReq"], page5 + 48, K1),       # after the miss: not it
+        req(2990, C["WriteReq"], page7, K3),           # pfn 7's first byte (flags)
+        req(4990, C["ReadReq"], 0x2000044, K1),        # direct map
+        req(5990, C["ReadReq"], 0x1000088, K2),        # kernel image
+    ]
+    l1d = [
+        req(2000, C["ReadSharedReq"], page5, K1),
+        req(3000, C["ReadExReq"], page7, K3),
+        req(4000, C["ReadSharedReq"], page9, K2),      # no core request: its line
+        req(5000, C["ReadSharedReq"], 0x2000040, K1),
+        req(6000, C["ReadSharedReq"], 0x1000080, K2),
+    ]
+    files = {}
+    for name, packets in (("core", core), ("l1d", l1d)):
+        files[name] = tmp_path / f"{name}.trc.gz"
+        pt.write_trace(files[name], header, packets)
+    frame, summary = aggregate([Monitor(0, "L1D", files["l1d"], None)], [(1000, 100000)],
+                               WITH_VMEMMAP, clock_hz=1e9, core_traces={0: files["core"]})
+    got = sorted((r.pc, r.data) for r in frame.itertuples(index=False))
+    assert got == sorted([
+        (K1, VMEMMAP + 24),                 # pfn 5 byte 24, as pfn 0's byte 24
+        (K3, VMEMMAP + 0),
+        (K2, VMEMMAP + 0),                  # pfn 9's line, unresolved
+        (K1, DIRECT + 0x2000040),
+        (K2, 0xFFFFFFFF81000088),
+    ])
+    assert (summary.resolved, summary.unresolved) == (4, 1)

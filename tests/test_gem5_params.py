@@ -1,5 +1,5 @@
 """The gem5 backend's translation of system specs and runs into what
-configs/gem5/hotline_x86.py is given, checked value by value, and its
+configs/gem5/hotline_boot.py and hotline_measure.py are given, checked value by value, and its
 checks that need no gem5 binary."""
 
 import json
@@ -18,23 +18,31 @@ APPEND = kernel_command_line([("forkstorm", {"instances": 4, "iterations": 10})]
 
 
 def translate(system: specs.SystemSpec) -> dict:
-    return params.config_params(system, vmlinux=Path("/k/vmlinux"),
-                                disk_image=Path("/i/disk.img"), kernel_args=APPEND)
+    """The measuring run's parameters as the JSON the script reads."""
+    machine = params.machine(system, vmlinux=Path("/k/vmlinux"),
+                             disk_image=Path("/i/disk.img"), kernel_args=APPEND)
+    return params.run_params.to_dict(params.measure_params(system, machine, Path("/c/cpt")))
 
 
 def with_gem5(system: specs.SystemSpec, **settings) -> specs.SystemSpec:
     return system.model_copy(update={"gem5": specs.Gem5Settings(**settings)})
 
 
+# gem5's own defaults for a Cache's clusivity and write-back of clean lines,
+# which the L1s keep.
+GEM5_DEFAULTS = {"clusivity": "mostly_incl", "writeback_clean": False}
+
+
 def test_skylake_classic_caches():
     p = translate(specs.load_system("skylake-4core"))
-    assert p["cpus"] == 4 and p["clock"] == "3GHz"
-    assert p["boot_cpu"] == "atomic" and p["roi_cpu"] == "o3"
+    assert p["machine"]["cpus"] == 4 and p["machine"]["clock"] == "3GHz"
+    assert p["roi_cpu"] == "o3"
     c = p["caches"]
     assert c["kind"] == "classic" and c["line_bytes"] == 64
     # Load-to-use 4 / 12 / 42 cycles: each level adds its step over the one above.
     assert c["l1d"] == {"size": "32KiB", "assoc": 8, "tag_latency": 4, "data_latency": 4,
-                        "response_latency": 1, "mshrs": 16, "tgts_per_mshr": 20}
+                        "response_latency": 1, "mshrs": 16, "tgts_per_mshr": 20,
+                        **GEM5_DEFAULTS}
     assert c["l1i"]["size"] == "32KiB" and c["l1i"]["tag_latency"] == 4
     assert c["l2"] == {"size": "256KiB", "assoc": 4, "tag_latency": 8, "data_latency": 8,
                        "response_latency": 1, "mshrs": 20, "tgts_per_mshr": 12,
@@ -42,8 +50,11 @@ def test_skylake_classic_caches():
     assert c["l3"] == {"size": "8MiB", "assoc": 16, "tag_latency": 30, "data_latency": 30,
                        "response_latency": 1, "mshrs": 32, "tgts_per_mshr": 16,
                        "clusivity": "mostly_incl", "writeback_clean": False}
-    assert p["memory"] == {"kind": "ddr4-2400", "size": "1024MiB"}
-    assert p["packet_traces"] is True and p["lsq_trace"] is True
+    assert p["machine"]["memory"]["kind"] == "ddr4-2400"
+    assert p["machine"]["memory"]["size"] == "1024MiB"
+    assert p["traces"]["core_monitor"] == "core_to_l1d_cpu{cpu}"
+    assert p["lsq_debug_flags"] == ["LSQUnit"]
+    assert p["checkpoint_dir"] == "/c/cpt"
 
 
 def test_pentium3_has_no_l3():
@@ -54,7 +65,7 @@ def test_pentium3_has_no_l3():
 
 
 def test_kernel_image_and_command_line():
-    p = translate(specs.load_system("skylake-4core"))
+    p = translate(specs.load_system("skylake-4core"))["machine"]
     assert p["vmlinux"] == "/k/vmlinux" and p["disk_image"] == "/i/disk.img"
     args = p["kernel_args"]
     for word in ("console=ttyS0", "root=/dev/sda", "ro", "init=/init", "nokaslr", "no5lvl",
@@ -81,7 +92,7 @@ def test_ruby_mesi_two_level():
                            "l1i_size": "16KiB", "l1i_assoc": 4, "l1d_size": "16KiB",
                            "l1d_assoc": 4, "l2_size": "2MiB", "l2_assoc": 8,
                            "num_l2_banks": 4}
-    assert p["packet_traces"] is False
+    assert p["traces"] is None
     p = translate(with_gem5(specs.load_system("skylake-4core"), caches="ruby-mesi-two-level"))
     assert (p["caches"]["l2_size"], p["caches"]["l2_assoc"]) == ("8MiB", 16)
 
@@ -89,9 +100,10 @@ def test_ruby_mesi_two_level():
 def test_simple_memory_and_timing_cpu():
     p = translate(with_gem5(specs.load_system("skylake-4core"), memory="simple",
                             roi_cpu="timing", clock_ghz=2.5))
-    assert p["memory"] == {"kind": "simple", "size": "1024MiB", "latency": "100ns",
-                           "latency_var": "0ns", "bandwidth": "32GiB/s"}   # 250 cycles / 2.5 GHz
-    assert p["clock"] == "2.5GHz" and p["roi_cpu"] == "timing" and p["lsq_trace"] is False
+    assert p["machine"]["memory"] == {"kind": "simple", "size": "1024MiB", "latency": "100ns",
+                                      "latency_var": "0ns", "bandwidth": "32GiB/s"}  # 250 / 2.5
+    assert p["machine"]["clock"] == "2.5GHz" and p["roi_cpu"] == "timing"
+    assert p["lsq_debug_flags"] == []
 
 
 def test_kvm_boot_refused_with_reason():
@@ -105,15 +117,33 @@ def test_memory_above_x86board_limit_refused():
         translate(system)
 
 
-def test_params_are_json():
+def test_params_round_trip_through_the_scripts_definition():
+    """What the host writes is what the scripts' loader accepts, unchanged."""
     p = translate(specs.load_system("skylake-4core"))
-    assert json.loads(json.dumps(p)) == p
+    again = params.run_params.from_dict(params.run_params.MeasureParams, json.loads(json.dumps(p)))
+    assert params.run_params.to_dict(again) == p
+
+
+def test_scripts_refuse_parameters_off_the_definition():
+    p = translate(specs.load_system("skylake-4core"))
+    bad = json.loads(json.dumps(p))
+    bad["machine"]["cpus"] = True                          # TOML's true is not a CPU count
+    with pytest.raises(params.run_params.ParamsError, match=r"machine\.cpus"):
+        params.run_params.from_dict(params.run_params.MeasureParams, bad)
+    bad = json.loads(json.dumps(p))
+    bad["roi_cpu"] = "atomic"
+    with pytest.raises(params.run_params.ParamsError, match="roi_cpu"):
+        params.run_params.from_dict(params.run_params.MeasureParams, bad)
+    bad = json.loads(json.dumps(p))
+    bad["schema"] = 1
+    with pytest.raises(params.run_params.ParamsError, match="schema 1"):
+        params.run_params.from_dict(params.run_params.MeasureParams, bad)
 
 
 def test_gem5_command_line():
     cmd = gem5.command(Path("/opt/gem5/build/X86/gem5.opt"), lsq_trace_on=True)
     assert cmd == ["/opt/gem5/build/X86/gem5.opt", "--outdir=gem5", "--listener-mode=off",
-                   "--debug-file=lsq.trace.gz", str(paths.CONFIGS / "gem5" / "hotline_x86.py"),
+                   "--debug-file=lsq.trace.gz", str(paths.CONFIGS / "gem5" / "hotline_measure.py"),
                    "--params", "gem5-params.json"]
     assert "--debug-file=lsq.trace.gz" not in gem5.command(Path("g"), lsq_trace_on=False)
 

@@ -1,7 +1,8 @@
-"""With a gem5 binary (GEM5): the config script inside gem5, and a small
-fork storm end to end on X86Board, checked from the guest's output and the
-tables.  Skipped without GEM5; the boot needs hours of gem5 time at smoke
-scale, so it runs 2 loops of 2 iterations."""
+"""With a gem5 binary (GEM5): the config scripts inside gem5, and a small
+fork storm end to end on X86Board: booted once to a checkpoint, measured
+from it, and measured again from the same checkpoint with other caches.
+Skipped without GEM5; the gem5 boot takes minutes, so the fork storm runs 2
+loops of 2 iterations."""
 
 import json
 import os
@@ -10,7 +11,7 @@ import subprocess
 import pandas as pd
 import pytest
 
-from hotline import specs
+from hotline import paths, specs
 from hotline.experiment import run_experiment
 from hotline.simulate.gem5 import params as gem5_params
 from hotline.simulate.gem5 import simulator as gem5
@@ -18,34 +19,95 @@ from hotline.simulate.gem5 import simulator as gem5
 pytestmark = pytest.mark.skipif(
     not os.environ.get("GEM5"), reason="GEM5 is not set: path to a gem5.opt built for X86 (v24.0)")
 
+BOOT = paths.CONFIGS / "gem5" / "hotline_boot.py"
+real_available = specs.available_systems
 
-def test_config_script_fails_cleanly_on_a_missing_kernel(tmp_path):
-    p = gem5_params.config_params(specs.load_system("skylake-4core"),
-                                  vmlinux=tmp_path / "no-vmlinux",
-                                  disk_image=tmp_path / "no-disk.img", kernel_args="console=ttyS0")
-    (tmp_path / gem5.PARAMS_FILE).write_text(json.dumps(p))
-    cmd = gem5.command(gem5.gem5_binary(), lsq_trace_on=False)
-    result = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+
+def gem5_script(script, params: dict, cwd) -> subprocess.CompletedProcess:
+    (cwd / "p.json").write_text(json.dumps(params))
+    return subprocess.run([str(gem5.gem5_binary()), "--outdir=out", "--listener-mode=off",
+                           str(script), "--params", "p.json"],
+                          cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def boot_params(tmp_path, **machine) -> dict:
+    m = gem5_params.machine(specs.load_system("skylake-4core"), vmlinux=tmp_path / "no-vmlinux",
+                            disk_image=tmp_path / "no-disk.img", kernel_args="console=ttyS0")
+    p = gem5_params.run_params.to_dict(gem5_params.boot_params(m, tmp_path / "cpt"))
+    p["machine"].update(machine)
+    return p
+
+
+def test_boot_script_fails_cleanly_on_a_missing_kernel(tmp_path):
+    result = gem5_script(BOOT, boot_params(tmp_path), tmp_path)
     assert result.returncode != 0, result.stdout + result.stderr
     assert "hotline-gem5: error: no such file" in result.stderr
 
 
+def test_scripts_check_their_parameters_in_one_line(tmp_path):
+    result = gem5_script(BOOT, boot_params(tmp_path, cpus="4"), tmp_path)
+    assert result.returncode != 0
+    assert "hotline-gem5: error: p.json: BootParams.machine.cpus: expected an integer" \
+        in result.stderr
+
+
+def test_measure_script_needs_a_checkpoint(tmp_path):
+    for name in ("no-vmlinux", "no-disk.img"):
+        (tmp_path / name).write_text("")
+    system = specs.load_system("skylake-4core")
+    m = gem5_params.machine(system, vmlinux=tmp_path / "no-vmlinux",
+                            disk_image=tmp_path / "no-disk.img", kernel_args="console=ttyS0")
+    p = gem5_params.run_params.to_dict(gem5_params.measure_params(system, m, tmp_path / "cpt"))
+    result = gem5_script(gem5.SCRIPT, p, tmp_path)
+    assert result.returncode != 0
+    assert "hotline-gem5: error: no checkpoint in" in result.stderr
+
+
+SPEC = '''description = "tiny fork storm on gem5"
+backend = "gem5"
+root = "disk"
+variants = ["baseline"]
+systems = ["{system}"]
+workloads = [{{ name = "forkstorm", scale = "smoke", params = {{ instances = 2, iterations = 2 }} }}]
+timeout_s = 43200
+'''
+
+
 @pytest.mark.boot
-def test_fork_storm_on_gem5(tmp_path, tmp_results):
+def test_fork_storm_boots_once_and_measures_twice(tmp_path, tmp_results, monkeypatch):
     spec = tmp_path / "forkstorm-gem5-tiny.toml"
-    spec.write_text('description = "tiny fork storm on gem5"\nbackend = "gem5"\nroot = "disk"\n'
-                    'variants = ["baseline"]\nsystems = ["skylake-4core"]\n'
-                    'workloads = [{ name = "forkstorm", scale = "smoke", '
-                    'params = { instances = 2, iterations = 2 } }]\ntimeout_s = 43200\n')
+    spec.write_text(SPEC.format(system="skylake-4core-timing"))
     [run] = run_experiment(spec)
     assert run.failure is None, run.failure
-    summary = json.loads((run.directory / "manifest.json").read_text())["guest"]["summary"]
-    assert summary["loops_completed"] == 4
+    manifest = json.loads((run.directory / "manifest.json").read_text())
+    assert manifest["guest"]["summary"]["loops_completed"] == 4
+    # The boot happened in this run, and the guest log holds it and the region.
+    assert (run.directory / "boot" / "guest.log").exists()
+    log = (run.directory / "guest.log").read_text()
+    assert "hotline: cpus-online=4" in log and "hotline-summary:" in log
     core = pd.read_parquet(run.directory / "gem5_core_stats.parquet")
     assert sorted(core.cpu) == [0, 1, 2, 3]
     assert (core.l1d_accesses > 0).any() and (core.committed_insts > 0).any()
     raw = pd.read_parquet(run.directory / "gem5_misses_raw.parquet")
     assert set(raw.level) <= {"L1D", "L2"} and (raw.level == "L1D").any()
-    # Kernel code misses: the fork storm is mostly kernel time.
-    assert (raw.pc >= 0xFFFFFFFF80000000).any()
-    assert (run.directory / "gem5_partial_overlaps.parquet").exists()
+    assert (raw.pc >= 0xFFFFFFFF80000000).any()    # the fork storm is mostly kernel time
+    misses = pd.read_parquet(run.directory / "misses.parquet")
+    flags = misses[(misses.object == "struct page") & (misses.field == "flags")]
+    assert flags["count"].sum() > 0, "no miss on page->flags"
+
+    # The same machine with another L2 restores the same checkpoint: no boot.
+    other = tmp_path / "skylake-4core-big-l2.toml"
+    other.write_text('extends = "skylake-4core-timing"\n'
+                     '[caches]\nl2 = { size_kib = 512, assoc = 8, latency_cycles = 14 }\n')
+    real_path = specs.system_path
+    monkeypatch.setattr(specs, "system_path",
+                        lambda name: other if name == other.stem else real_path(name))
+    monkeypatch.setattr(specs, "available_systems",
+                        lambda: sorted([other.stem, *real_available()]))
+    rerun = tmp_path / "forkstorm-gem5-tiny-big-l2.toml"
+    rerun.write_text(SPEC.format(system=other.stem))
+    [again] = run_experiment(rerun)
+    assert again.failure is None, again.failure
+    assert not (again.directory / "boot").exists()
+    assert json.loads((again.directory / "manifest.json").read_text())["gem5"]["checkpoint"] \
+        == manifest["gem5"]["checkpoint"]

@@ -201,3 +201,33 @@ def test_a_bad_include_names_the_key_and_the_included_file(tmp_path, base, inclu
         write(tmp_path, base, "base.toml")
     message = reject(tmp_path, f"include = {include}\n")
     assert message.startswith(f"{tmp_path / 'exp.toml'}: key 'include': ") and what in message
+
+
+def test_a_system_extends_another(tmp_path, monkeypatch):
+    """Only the keys given change; nested tables merge key by key."""
+    systems = tmp_path / "systems"
+    systems.mkdir()
+    base = (paths.CONFIGS / "systems" / "skylake-4core.toml").read_text()
+    (systems / "base.toml").write_text(base)
+    (systems / "big-l2.toml").write_text(
+        'extends = "base"\ndescription = "d"\n[caches]\nl2 = { size_kib = 512, assoc = 8, '
+        'latency_cycles = 14 }\n[gem5]\nroi_cpu = "timing"\n')
+    (systems / "loop-a.toml").write_text('extends = "loop-b"\n')
+    (systems / "loop-b.toml").write_text('extends = "loop-a"\n')
+    (systems / "orphan.toml").write_text('extends = "nowhere"\n')
+    monkeypatch.setattr(paths, "CONFIGS", tmp_path)
+    original, derived = specs.load_system("base"), specs.load_system("big-l2")
+    assert derived.caches.l2.size_kib == 512 and derived.caches.l2.assoc == 8
+    assert derived.caches.l1d == original.caches.l1d and derived.caches.l3 == original.caches.l3
+    assert derived.gem5.roi_cpu == "timing" and derived.gem5.clock_ghz == original.gem5.clock_ghz
+    assert derived.memory_mib == original.memory_mib and derived.description == "d"
+    with pytest.raises(HotlineError, match=r"loop-a.toml: key 'extends': .*in turn"):
+        specs.load_system("loop-a")
+    with pytest.raises(HotlineError, match=r"orphan.toml: key 'extends': unknown system 'nowhere'"):
+        specs.load_system("orphan")
+
+
+def test_skylake_timing_is_skylake_with_timing_cpus():
+    timing, o3 = specs.load_system("skylake-4core-timing"), specs.load_system("skylake-4core")
+    assert timing.gem5.roi_cpu == "timing" and o3.gem5.roi_cpu == "o3"
+    assert timing.caches == o3.caches and timing.memory_mib == o3.memory_mib

@@ -40,7 +40,7 @@ def cmd_demo(args) -> int:
 def _demo(args) -> int:
     from hotline.analysis.notebooks import analyse
     from hotline.experiment import run_experiment
-    from hotline.report.render import write_report
+    from hotline.report.render import PICTURES, write_report
     from hotline.simulate import guest_log
     from hotline.sweep.gather import gather
     results = run_experiment(DEMO_SPEC, rerun=True, kernel_source=args.kernel_source)
@@ -55,7 +55,9 @@ def _demo(args) -> int:
                 print(f"  {line.strip()}")
         text, text_path, html_path = write_report(r.directory)
         print(f"\n{text}")
-        say(f"report written to {text_path} and {html_path}")
+        say(f"report written to {text_path} and {html_path}; its pictures in "
+            f"{r.directory / PICTURES} (PNG, SVG)")
+        _screenshot(html_path, r.directory / "report.png")
     if any(r.failure for r in results):
         return 1
     # The notebooks on the demo's own results: most claims need runs the demo
@@ -67,26 +69,54 @@ def _demo(args) -> int:
     return 0
 
 
-def find_run(name: str) -> Path:
-    """A run directory, given as a path or as a run id under the results tree."""
-    path = Path(name)
-    if (path / "manifest.json").is_file():
-        return path
-    found = sorted(paths.results_dir().glob(f"*/{name}/manifest.json"))
-    if len(found) == 1:
-        return found[0].parent
-    if found:
-        raise HotlineError(f"run id '{name}' is in {len(found)} experiments "
-                           f"({', '.join(str(f.parent) for f in found)}); give the directory")
-    raise HotlineError(f"no run '{name}': give a run directory (with a manifest.json) or the "
-                       f"id of a run under {paths.results_dir()}")
+def _screenshot(page: Path, png: Path) -> None:
+    """The page as Chromium renders it, if Chromium is installed."""
+    from hotline.report import browser
+    if browser.chromium() is None:
+        say(f"no screenshot of {page.name}: chromium is not installed")
+        return
+    try:
+        shown = browser.render(page, png)
+    except HotlineError as e:
+        say(f"no screenshot of {page.name}: {e}")
+        return
+    loaded = sum(i.loaded for i in shown.images)
+    say(f"{page.name} in Chromium: {loaded} of {len(shown.images)} pictures loaded, "
+        f"{shown.tables} tables; screenshot {png}")
 
 
 def cmd_report(args) -> int:
     from hotline.report.render import write_report
+    from hotline.report.run import find_run
     text, text_path, html_path = write_report(find_run(args.run))
     print(text)
     say(f"report written to {text_path} and {html_path}")
+    return 0
+
+
+def cmd_annotate(args) -> int:
+    from hotline.report.annotate import write_annotation
+    from hotline.report.run import find_run
+    text, text_path, html_path = write_annotation(find_run(args.run), args.function)
+    print(text)
+    say(f"annotation written to {text_path} and {html_path}")
+    return 0
+
+
+def cmd_diff(args) -> int:
+    from hotline.report.diff import diff, sides, write_diff
+    a, b = sides(args.runs, args.workload, args.system)
+    text, text_path, html_path = write_diff(diff(a, b), Path(args.out) if args.out else None)
+    print(text)
+    say(f"diff written to {text_path} and {html_path}")
+    return 0
+
+
+def cmd_export(args) -> int:
+    from hotline.report.pprof import export_run
+    from hotline.report.run import find_run
+    path = export_run(find_run(args.run), Path(args.output) if args.output else None)
+    say(f"pprof profile written to {path}; browse it with: go tool pprof -http=: {path}")
     return 0
 
 
@@ -164,6 +194,32 @@ def main(argv=None) -> int:
                        "(text and HTML, written into the run directory)")
     p.add_argument("run", help="run directory, or run id under the results tree")
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("annotate", help="one function of a run, perf annotate style: source "
+                       "lines with their instructions and each instruction's misses (text and "
+                       "HTML, written into the run directory's annotate/)")
+    p.add_argument("run", help="run directory, or run id under the results tree")
+    p.add_argument("function", help="kernel function (symbol), e.g. folio_unlock")
+    p.set_defaults(func=cmd_annotate)
+
+    p = sub.add_parser("diff", help="two runs side by side, perf diff style: misses and "
+                       "modelled cycles per function and instruction, and the difference")
+    p.add_argument("runs", nargs="+", metavar="RUN",
+                   help="RUN_A RUN_B (directories or run ids), or EXPERIMENT VARIANT_A "
+                   "VARIANT_B (a gathered results directory and two variants or run ids)")
+    p.add_argument("--workload", help="with an experiment: the workload of both runs")
+    p.add_argument("--system", help="with an experiment: the system of both runs")
+    p.add_argument("--out", help="directory for diff.txt, diff.html and pictures/ (default: "
+                   "RESULTS/diff/A--vs--B)")
+    p.set_defaults(func=cmd_diff)
+
+    p = sub.add_parser("export", help="export a run's misses for other tools: --pprof, "
+                       "pprof's profile format (go tool pprof -http=: FILE)")
+    p.add_argument("--pprof", action="store_true", required=True,
+                   help="write pprof's profile format (the one format so far)")
+    p.add_argument("run", help="run directory, or run id under the results tree")
+    p.add_argument("-o", "--output", help="file to write (default: RUN/misses.pb.gz)")
+    p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("analyse", help="execute the notebooks of analysis/ against a gathered "
                        "results directory; HTML pages in RESULTS/analysis/")

@@ -10,7 +10,7 @@ systems x repeats.  Errors name the file, the key and what is allowed.
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from hotline import paths, simulate, tomlfile
 from hotline.errors import HotlineError
@@ -179,10 +179,41 @@ def available_systems() -> list[str]:
 
 
 def load_system(name: str) -> SystemSpec:
+    """A system spec by name.  `extends = "OTHER"` takes OTHER's spec and
+    changes only the keys given: a machine with another L2 or another gem5
+    CPU is a few lines, not a copy that drifts from its original."""
+    path = system_path(name)
+    try:
+        return SystemSpec.model_validate(_system_table(name, ()))
+    except ValidationError as e:
+        raise HotlineError(tomlfile.one_line(path, SystemSpec, e)) from None
+
+
+def _system_table(name: str, seen: tuple[str, ...]) -> dict:
     # A name, not a path: checked before a path is made of it.
     if name not in available_systems():
         raise HotlineError(f"unknown system '{name}'; available: {', '.join(available_systems())}")
-    return tomlfile.parse(system_path(name), SystemSpec)
+    path = system_path(name)
+    table = tomlfile.read(path)
+    base = table.pop("extends", None)
+    if base is None:
+        return table
+    if not isinstance(base, str):
+        raise HotlineError(f"{path}: key 'extends': the name of another system, not {base!r}")
+    if base in seen + (name,):
+        raise HotlineError(f"{path}: key 'extends': '{base}' extends '{name}' in turn")
+    try:
+        return _merged(_system_table(base, seen + (name,)), table)
+    except HotlineError as e:
+        raise HotlineError(f"{path}: key 'extends': {e}") from None
+
+
+def _merged(base: dict, changes: dict) -> dict:
+    out = dict(base)
+    for key, value in changes.items():
+        out[key] = _merged(base[key], value) \
+            if isinstance(value, dict) and isinstance(base.get(key), dict) else value
+    return out
 
 
 def host_memory_mib() -> int:

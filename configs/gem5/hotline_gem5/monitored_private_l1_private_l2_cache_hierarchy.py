@@ -1,69 +1,82 @@
 """Classic caches as hotline's system specs describe them: per core a private
-L1I, L1D and L2, optionally one shared L3, with CommMonitors that trace
-(with PCs) every request and response crossing two boundaries of each core:
-L1D -> L2 (the L1D's misses, upgrades and write-backs) and L2 -> next level
-(the L2's).  Shaped like the stdlib's PrivateL1PrivateL2CacheHierarchy; the
-differences are the sizes, associativities and latencies from the spec, the
-optional L3, the monitors, no prefetchers, and page-table walks going through
-the core's L2 (as on x86, where walks are cached) instead of straight to
-memory."""
+L1I, L1D and L2, optionally one shared L3, with traced CommMonitors at up to
+three boundaries of each core:
+
+- core -> L1D (optional): every data access with its own address and size,
+  the only place where the field an access touched is still known (below
+  the L1D a packet names its line);
+- L1D -> L2: the L1D's misses, upgrades and write-backs, with PCs;
+- L2 -> next level: the L2's.
+
+It is gem5's PrivateL1PrivateL2CacheHierarchy (its memory bus, ports and
+coherent I/O cache are inherited) with the geometry and latencies of the
+spec instead of the stdlib's fixed caches, the optional L3, the monitors, no
+prefetchers, and page-table walks through the core's L2 (as on x86, where
+walks are cached) instead of straight to memory."""
 
 from __future__ import annotations
 
 import os
 
-from m5.objects import BadAddr, Cache, CommMonitor, L2XBar, MemTraceProbe, Port, SystemXBar
+from m5.objects import Cache, CommMonitor, L2XBar, MemTraceProbe
 
 from gem5.components.boards.abstract_board import AbstractBoard
-from gem5.components.cachehierarchies.classic.abstract_classic_cache_hierarchy import (
-    AbstractClassicCacheHierarchy,
+from gem5.components.cachehierarchies.classic.private_l1_private_l2_cache_hierarchy import (
+    PrivateL1PrivateL2CacheHierarchy,
 )
 from gem5.isas import ISA
 from gem5.utils.override import overrides
 
 
-def traced_monitor(trace_dir: str, name: str) -> CommMonitor:
-    """A CommMonitor with one MemTraceProbe for the requests that cross it and
-    one for the responses, each to its own gzip'd trace in trace_dir."""
-    monitor = CommMonitor()
+def traced_monitor(trace_dir: str, name: str, *, responses: bool) -> CommMonitor:
+    """A CommMonitor with a MemTraceProbe for the requests that cross it and,
+    if asked, one for the responses, each to its own gzip'd trace.  Its
+    statistics stay off: hotline reads the traces, and the outstanding-request
+    histograms are what assert when a monitor sees a response to a request
+    from before it existed."""
+    monitor = CommMonitor(disable_outstanding_hists=True, disable_latency_hists=True,
+                          disable_itt_dists=True, disable_burst_length_hists=True,
+                          disable_bandwidth_hists=True, disable_transaction_hists=True)
     monitor.request_trace = MemTraceProbe(
         probe_name="PktRequest", with_pc=True, trace_compress=True,
         trace_file=os.path.join(trace_dir, f"{name}.req.trc.gz"))
-    monitor.response_trace = MemTraceProbe(
-        probe_name="PktResponse", with_pc=True, trace_compress=True,
-        trace_file=os.path.join(trace_dir, f"{name}.resp.trc.gz"))
+    if responses:
+        monitor.response_trace = MemTraceProbe(
+            probe_name="PktResponse", with_pc=True, trace_compress=True,
+            trace_file=os.path.join(trace_dir, f"{name}.resp.trc.gz"))
     return monitor
 
 
-class MonitoredPrivateL1PrivateL2CacheHierarchy(AbstractClassicCacheHierarchy):
-    """Private L1I/L1D/L2 per core, an optional shared L3, and (when given a
-    trace directory) traced monitors below each L1D and each L2.
-
-    Each cache is given as a dict of gem5 Cache parameters (size, assoc,
-    tag_latency, data_latency, response_latency, mshrs, tgts_per_mshr and
-    optionally clusivity, writeback_clean)."""
+class MonitoredPrivateL1PrivateL2CacheHierarchy(PrivateL1PrivateL2CacheHierarchy):
+    """Each cache is a dict of gem5 Cache parameters (size, assoc,
+    tag_latency, data_latency, response_latency, mshrs, tgts_per_mshr,
+    clusivity, writeback_clean).  Monitor names are formats of {cpu};
+    without trace_dir there are no monitors."""
 
     def __init__(self, *, l1i: dict, l1d: dict, l2: dict, l3: dict | None = None,
-                 trace_dir: str | None = None, l1d_monitor: str = "l1d_to_l2_cpu{cpu}",
+                 trace_dir: str | None = None, core_monitor: str | None = None,
+                 l1d_monitor: str = "l1d_to_l2_cpu{cpu}",
                  l2_monitor: str = "l2_to_mem_cpu{cpu}") -> None:
-        AbstractClassicCacheHierarchy.__init__(self=self)
+        super().__init__(l1d_size=l1d["size"], l1i_size=l1i["size"], l2_size=l2["size"])
         self._l1i, self._l1d, self._l2, self._l3 = l1i, l1d, l2, l3
         self._trace_dir = trace_dir
-        self._l1d_monitor, self._l2_monitor = l1d_monitor, l2_monitor
-        self.membus = SystemXBar(width=64)
-        self.membus.badaddr_responder = BadAddr()
-        self.membus.default = self.membus.badaddr_responder.pio
+        self._names = {"core": core_monitor, "l1d": l1d_monitor, "l2": l2_monitor}
 
-    def has_traces(self) -> bool:
-        return self._trace_dir is not None
+    def _monitors(self, boundary: str, n: int, *, responses: bool) -> list | None:
+        name = self._names[boundary]
+        if self._trace_dir is None or name is None:
+            return None
+        return [traced_monitor(self._trace_dir, name.format(cpu=i), responses=responses)
+                for i in range(n)]
 
-    @overrides(AbstractClassicCacheHierarchy)
-    def get_mem_side_port(self) -> Port:
-        return self.membus.mem_side_ports
-
-    @overrides(AbstractClassicCacheHierarchy)
-    def get_cpu_side_port(self) -> Port:
-        return self.membus.cpu_side_ports
+    @staticmethod
+    def _through(monitors: list | None, i: int, downstream):
+        """The port to connect to: downstream itself, or core i's monitor in
+        front of it."""
+        if monitors is None:
+            return downstream
+        monitors[i].mem_side_port = downstream
+        return monitors[i].cpu_side_port
 
     def _below_l2(self):
         """The port the L2s send their misses to: the L3's bus, or memory's."""
@@ -75,7 +88,7 @@ class MonitoredPrivateL1PrivateL2CacheHierarchy(AbstractClassicCacheHierarchy):
         self.l3cache.mem_side = self.membus.cpu_side_ports
         return self.l3bus.cpu_side_ports
 
-    @overrides(AbstractClassicCacheHierarchy)
+    @overrides(PrivateL1PrivateL2CacheHierarchy)
     def incorporate_cache(self, board: AbstractBoard) -> None:
         # The system port, for the simulator's functional accesses.
         board.connect_system_port(self.membus.cpu_side_ports)
@@ -89,32 +102,20 @@ class MonitoredPrivateL1PrivateL2CacheHierarchy(AbstractClassicCacheHierarchy):
         self.l2buses = [L2XBar() for _ in range(n)]
         self.l2caches = [Cache(**self._l2) for _ in range(n)]
         below_l2 = self._below_l2()
-        if self.has_traces():
-            self.l1d_monitors = [traced_monitor(self._trace_dir, self._l1d_monitor.format(cpu=i))
-                                 for i in range(n)]
-            self.l2_monitors = [traced_monitor(self._trace_dir, self._l2_monitor.format(cpu=i))
-                                for i in range(n)]
+        # Requests alone at the core: the field of a miss is its request's.
+        self.core_monitors = self._monitors("core", n, responses=False)
+        self.l1d_monitors = self._monitors("l1d", n, responses=True)
+        self.l2_monitors = self._monitors("l2", n, responses=True)
 
         for i, cpu in enumerate(cores):
             cpu.connect_icache(self.l1icaches[i].cpu_side)
-            cpu.connect_dcache(self.l1dcaches[i].cpu_side)
+            cpu.connect_dcache(self._through(self.core_monitors, i, self.l1dcaches[i].cpu_side))
             self.l1icaches[i].mem_side = self.l2buses[i].cpu_side_ports
-            # L1D -> (monitor) -> the core's L2 bus.
-            if self.has_traces():
-                self.l1dcaches[i].mem_side = self.l1d_monitors[i].cpu_side_port
-                self.l1d_monitors[i].mem_side_port = self.l2buses[i].cpu_side_ports
-            else:
-                self.l1dcaches[i].mem_side = self.l2buses[i].cpu_side_ports
+            self.l1dcaches[i].mem_side = self._through(self.l1d_monitors, i,
+                                                       self.l2buses[i].cpu_side_ports)
             self.l2buses[i].mem_side_ports = self.l2caches[i].cpu_side
-            # L2 -> (monitor) -> the L3's bus or memory's.
-            if self.has_traces():
-                self.l2caches[i].mem_side = self.l2_monitors[i].cpu_side_port
-                self.l2_monitors[i].mem_side_port = below_l2
-            else:
-                self.l2caches[i].mem_side = below_l2
-            # Page-table walks through the core's L2.
-            cpu.connect_walker_ports(self.l2buses[i].cpu_side_ports,
-                                     self.l2buses[i].cpu_side_ports)
+            self.l2caches[i].mem_side = self._through(self.l2_monitors, i, below_l2)
+            self._connect_table_walker(i, cpu)
             if board.get_processor().get_isa() == ISA.X86:
                 cpu.connect_interrupt(self.membus.mem_side_ports, self.membus.cpu_side_ports)
             else:
@@ -123,10 +124,8 @@ class MonitoredPrivateL1PrivateL2CacheHierarchy(AbstractClassicCacheHierarchy):
         if board.has_coherent_io():
             self._setup_io_cache(board)
 
-    def _setup_io_cache(self, board: AbstractBoard) -> None:
-        """A small cache for coherent DMA (the IDE disk), as in the stdlib."""
-        self.iocache = Cache(assoc=8, tag_latency=50, data_latency=50, response_latency=50,
-                             mshrs=20, size="1KiB", tgts_per_mshr=12,
-                             addr_ranges=board.mem_ranges)
-        self.iocache.mem_side = self.membus.cpu_side_ports
-        self.iocache.cpu_side = board.get_mem_side_coherent_io_port()
+    @overrides(PrivateL1PrivateL2CacheHierarchy)
+    def _connect_table_walker(self, cpu_id: int, cpu) -> None:
+        # Through the core's L2 bus: x86 page walks are cached.
+        cpu.connect_walker_ports(self.l2buses[cpu_id].cpu_side_ports,
+                                 self.l2buses[cpu_id].cpu_side_ports)

@@ -4,6 +4,7 @@ instead of a traceback from inside the stdlib."""
 
 from __future__ import annotations
 
+import os
 import sys
 
 from m5.defines import buildEnv
@@ -32,3 +33,18 @@ def check_build(*, ruby_protocol_needed: str | None) -> None:
     if ruby_protocol_needed and protocol != ruby_protocol_needed:
         fail(f"the system spec asks for Ruby {ruby_protocol_needed}, this gem5 was built "
              f"with {protocol}")
+
+
+def load_params(kind, path: str):
+    """The run's parameters, checked against run_params' definition."""
+    from hotline_gem5.run_params import ParamsError, load
+    try:
+        return load(kind, path)
+    except (OSError, ValueError, ParamsError) as e:
+        fail(f"{path}: {e}")
+
+
+def check_files(machine) -> None:
+    for path in (machine.vmlinux, machine.disk_image):
+        if not os.path.isfile(path):
+            fail(f"no such file: {path}")

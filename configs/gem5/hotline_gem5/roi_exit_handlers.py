@@ -1,13 +1,20 @@
-"""What the simulation does at each exit event, as the table the stdlib's
-Simulator takes (policy as data).
+"""What the simulation does at each exit event, as the tables the stdlib's
+Simulator takes (policy as data), for the two phases of a run.
 
-hotline-roi begin (m5 work_begin): switch from the fast boot CPU to the
-detailed one, reset the stats, start the LSQUnit debug trace.  hotline-roi
-end (work_end): dump the stats (one dump per region of interest), stop the
-debug trace, switch back to the fast CPU.  The init's hotline-roi exit (m5
-exit): end.  Every region's start and end tick goes into a JSON file, which
-the host uses to keep only the packets inside the regions.  stats.txt then
-holds one dump per region, in order, and gem5's own dump at exit after them."""
+Boot (CheckpointAtRoi): at the workload's first hotline-roi begin (m5
+work_begin) save a checkpoint, note its tick, and end the simulation.  If
+the guest exits (m5 exit) without reaching a region, there is no checkpoint,
+and the host says why from the guest's console.
+
+Measure (RoiRecorder): the restored simulation starts where the boot
+stopped, inside the first region of interest.  The first step of the
+simulation is one tick long, so that the region can be opened (stats reset,
+LSQ debug trace on) once the simulator exists; later work_begin/work_end
+pairs open and close further regions (work_end dumps the stats: one dump per
+region).  The init's m5 exit ends the run.  Every region's first and last
+tick go into a JSON file, which the host uses to keep only the packets
+inside the regions; stats.txt holds one dump per region, in order, and
+gem5's own dump at exit after them."""
 
 from __future__ import annotations
 
@@ -20,57 +27,84 @@ from m5.util import warn
 from gem5.simulate.exit_event import ExitEvent
 
 
+def _write_json(path: str, data: dict) -> None:
+    with open(path, "w") as f:
+        json.dump(data, f, indent=1)
+
+
+class CheckpointAtRoi:
+    def __init__(self, *, checkpoint_dir: str, path: str) -> None:
+        self._checkpoint_dir = checkpoint_dir
+        self._path = path
+        _write_json(path, {"checkpoint_tick": None})
+
+    def work_begin(self):
+        m5.checkpoint(self._checkpoint_dir)
+        _write_json(self._path, {"checkpoint_tick": m5.curTick()})
+        yield True
+
+    def exit(self):
+        yield True
+
+    def handlers(self) -> dict:
+        return {ExitEvent.WORKBEGIN: self.work_begin(), ExitEvent.EXIT: self.exit()}
+
+
 class RoiRecorder:
-    def __init__(self, *, processor, path: str, debug_flags: tuple[str, ...],
-                 switch: bool = True) -> None:
-        self._processor = processor
+    def __init__(self, *, path: str, debug_flags: list[str]) -> None:
+        self._simulator = None
         self._path = path
         self._debug_flags = debug_flags
-        self._switch = switch
-        self._detailed = False
         self.regions: list[dict] = []
         self._save()
 
+    def attach(self, simulator) -> None:
+        """Before simulator.run(): its first step is one tick long and ends
+        in a MAX_TICK exit, where open_first opens the first region."""
+        self._simulator = simulator
+        simulator.set_max_ticks(1)
+
     def _save(self) -> None:
-        with open(self._path, "w") as f:
-            json.dump({"regions": self.regions}, f, indent=1)
+        _write_json(self._path, {"regions": self.regions})
 
     def _set_debug(self, on: bool) -> None:
         for flag in self._debug_flags:
             (m5.debug.flags[flag].enable if on else m5.debug.flags[flag].disable)()
 
+    def _open(self) -> None:
+        m5.stats.reset()
+        self._set_debug(True)
+        self.regions.append({"begin": m5.curTick(), "end": None})
+        self._save()
+
+    def _inside(self) -> bool:
+        return bool(self.regions) and self.regions[-1]["end"] is None
+
+    def open_first(self):
+        self._open()
+        self._simulator.set_max_ticks(m5.MaxTick)
+        while True:
+            yield False
+
     def work_begin(self):
         while True:
-            if self.regions and self.regions[-1]["end"] is None:
+            if self._inside():
                 warn("hotline: work_begin inside a region of interest; ignored")
             else:
-                if self._switch and not self._detailed:
-                    self._processor.switch()
-                    self._detailed = True
-                m5.stats.reset()
-                self._set_debug(True)
-                self.regions.append({"begin": m5.curTick(), "end": None})
-                self._save()
+                self._open()
             yield False
 
     def work_end(self):
         while True:
-            if not self.regions or self.regions[-1]["end"] is not None:
+            if not self._inside():
                 warn("hotline: work_end outside a region of interest; ignored")
             else:
                 m5.stats.dump()
                 self._set_debug(False)
                 self.regions[-1]["end"] = m5.curTick()
                 self._save()
-                if self._switch and self._detailed:
-                    self._processor.switch()
-                    self._detailed = False
             yield False
 
-    def exit(self):
-        while True:
-            yield True
-
     def handlers(self) -> dict:
-        return {ExitEvent.WORKBEGIN: self.work_begin(), ExitEvent.WORKEND: self.work_end(),
-                ExitEvent.EXIT: self.exit()}
+        return {ExitEvent.MAX_TICK: self.open_first(), ExitEvent.WORKBEGIN: self.work_begin(),
+                ExitEvent.WORKEND: self.work_end()}

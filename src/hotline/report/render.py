@@ -1,22 +1,26 @@
 """A run's report as sections (a title, a sentence saying what the table
-shows, the table), rendered as plain text and as one HTML page."""
+shows, the table, and pictures), rendered as plain text and as one HTML page
+with the pictures embedded; the pictures are also written as PNG and SVG
+in the run directory's pictures/."""
 
 import html
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
-from hotline.errors import HotlineError
-from hotline.kernel.build import kernel_directory
+from hotline.report import c2c
+from hotline.report import pictures as pic
 from hotline.report import tables as rt
-from hotline.results.symbols import Symbolizer
-from hotline.simulate import guest_log
-from hotline.sweep.done import latest_attempt, read_manifest
-from hotline.sweep.layout import record_path
+from hotline.report.run import Run, header
+from hotline.results.schema import CAUSES
 
 TOP = 25            # instructions per top list
 FUNCTIONS = 5       # functions listed instruction by instruction
+PAIRS = 15          # (missing, stealing) instruction pairs in the picture
+C2C_LINES = 15      # shared lines listed offset by offset
+C2C_ROWS = 30       # rows per shared line listed
+PICTURES = "pictures"   # the run directory's folder of picture files
 
 
 @dataclass
@@ -24,92 +28,96 @@ class Section:
     title: str
     note: str
     table: pd.DataFrame
-
-
-def kernel_dir(manifest: dict) -> Path:
-    """The kernel build a run used, from its manifest (builds are cached by key)."""
-    kernel = manifest["inputs"]["kernel"]
-    directory = kernel_directory(kernel["variant"], kernel["key"])
-    if not (directory / "vmlinux").is_file():
-        raise HotlineError(f"the run's kernel build {directory.name} is not in the cache; "
-                           f"rebuild it with ./hotline build-kernel {kernel['variant']} "
-                           "(same inputs give the same key)")
-    return directory
-
-
-def redo(run_dir: Path) -> str:
-    """How to have a damaged run made again."""
-    run_id = run_dir.name.removesuffix(".failed")
-    record = run_dir.parent / record_path(run_id, max(latest_attempt(run_dir.parent, run_id), 1))
-    return (f"delete {run_dir}" + (f" and {record}" if record.exists() else "") +
-            " and run its experiment again (or run it with --rerun)")
-
-
-def read_run(run_dir: Path) -> dict:
-    """A run's manifest, if the run has tables to report; a one-line error
-    saying why not otherwise."""
-    try:
-        manifest = read_manifest(run_dir / "manifest.json")
-    except HotlineError as e:
-        raise HotlineError(f"{e}: the run is damaged: {redo(run_dir)}") from None
-    if manifest.get("status") == "failed":
-        raise HotlineError(f"{run_dir}: the run failed: {manifest.get('failure')}; a failed "
-                           f"run has no tables to report (its guest log: "
-                           f"{run_dir / guest_log.FILE})")
-    if "misses" not in (manifest.get("tables") or {}):
-        raise HotlineError(f"{run_dir} has no results tables: the report needs a run made "
-                           "with plugin = \"hotline-cache\"")
-    return manifest
+    pictures: list[pic.Picture] = field(default_factory=list)
 
 
 def sections(run_dir: Path) -> tuple[dict, list[Section]]:
-    manifest = read_run(run_dir)
-    t = rt.RunTables.read(run_dir, f"the run is damaged: {redo(run_dir)}")
-    try:
-        vmlinux = kernel_dir(manifest) / "vmlinux"
-        _header(manifest)
-    except (KeyError, TypeError) as e:
-        raise HotlineError(f"{run_dir / 'manifest.json'}: not a manifest the report can read "
-                           f"({type(e).__name__}: {e}; written by another version of "
-                           f"hotline?): {redo(run_dir)}") from None
-    disasm = rt.Disassembly(Symbolizer(vmlinux), t.instructions)
+    run = Run.read(run_dir)
+    t, disasm = run.tables, run.disassembly
     out = [Section("Misses by level", "All vCPUs together, inside the regions of interest. "
                    "Stall cycles: misses x the latency of what served them.", rt.totals(t))]
     for level in ("L1D", "L2"):
+        top = rt.top_instructions(t, level, TOP, disasm)
         out.append(Section(
             f"Top {TOP} instructions by {level} misses",
             f"Data accesses. % of all {level} data misses; data: the object.field most of "
-            "them touched; then the misses by cause. * instruction as patched at boot.", rt.top_instructions(t, level, TOP, disasm)))
+            "them touched; then the misses by cause. * instruction as patched at boot.", top,
+            [_top_picture(top, level)] if level == "L1D" and len(top) else []))
     for name in rt.top_functions(t, "L1D", FUNCTIONS):
+        listing = rt.function_listing(t, name, disasm)
         out.append(Section(f"{name}: annotated", "Instructions of the function that missed "
-                           "(oprofile style): L1D misses, % of the function's, L2 data misses.",
-                           rt.function_listing(t, name, disasm)))
+                           "(oprofile style): L1D misses, % of the function's, L2 data misses. "
+                           f"Source interleaved: ./hotline annotate RUN {name}.",
+                           listing, [_function_picture(run, name, listing)]))
     out.append(Section("struct page by field", "Misses on the struct page array (vmemmap) "
-                       "by field and level; the L1D misses by cause.", rt.page_fields(t)))
+                       "by field and level; the L1D misses by cause.", rt.page_fields(t),
+                       [_page_picture(run)]))
     out.append(Section("page->flags: the instructions that miss", "L1D misses on "
                        "struct page's flags word, by instruction and cause.",
                        rt.field_instructions(t, "flags", TOP, disasm)))
+    thieves = rt.thieves(t, "flags", TOP)
     out.append(Section("page->flags: who stole it", "Coherence misses on page->flags: the "
                        "instruction that missed and the other CPU's write that invalidated "
-                       "the line.", rt.thieves(t, "flags", TOP)))
+                       "the line.", thieves,
+                       [_thief_picture(run, thieves)] if len(thieves) else []))
+    out += _c2c_sections(run)
     out.append(Section("Reads after partial writes", "A load overlapping, but not contained "
                        "in, a store still in the same CPU's store buffer.",
                        rt.partial_writes(t, TOP, disasm)))
-    return manifest, out
+    return run.manifest, out
 
 
-def _header(manifest: dict) -> list[tuple[str, str]]:
-    inputs = manifest["inputs"]
-    w = inputs["workload"]
-    return [("run", manifest["run_id"]),
-            ("kernel", f"{inputs['kernel']['variant']} (Linux {inputs['kernel']['version']}, "
-                       f"build {inputs['kernel']['key'][:16]})"),
-            ("system", f"{inputs['system']['name']}, {inputs['system']['spec']['cpus']} CPUs"),
-            ("workload", f"{w['name']} {w['scale']} "
-                         + " ".join(f"{k}={v}" for k, v in sorted(w["params"].items()))),
-            ("backend", f"{inputs['backend']['version']}, {inputs['backend']['mode']} mode, "
-                        f"plugin {inputs['backend']['plugin']['name']}"),
-            ("hotline", manifest["hotline"]["revision"])]
+def _top_picture(top: pd.DataFrame, level: str) -> pic.Picture:
+    labels = [f"{w}  {i}" for w, i in zip(top["where"], top["instruction"])]
+    return pic.cause_bars(f"top-{level.lower()}", f"Top {len(top)} instructions by {level} "
+                          "data misses, by cause", labels, top[list(CAUSES)],
+                          f"{level} misses")
+
+
+def _function_picture(run: Run, name: str, listing: pd.DataFrame) -> pic.Picture:
+    symbol = run.symbolizer.function_named(name)
+    l1d, l2 = rt.function_profile(run.tables, name)
+    busiest = l1d.sum(axis=1).sort_values(ascending=False, kind="stable").head(3)
+    text = dict(zip(listing["address"], listing["instruction"])) if len(listing) else {}
+    start = symbol.start if symbol else 0
+    marks = {int(o): f"+{int(o):#x} {text.get(f'{start + int(o):x}', '')}"
+             for o in busiest.index}
+    size = symbol.size if symbol else int(max([*l1d.index, *l2.index, 0])) + 16
+    return pic.along_function(f"function-{file_name(name)}", name, size, l1d, l2, marks)
+
+
+def _page_picture(run: Run) -> pic.Picture:
+    layout = run.layout
+    return pic.struct_page("struct-page", rt.page_field_misses(run.tables),
+                           rt.page_layout(layout), int(layout["sizeof"]), run.line_bytes)
+
+
+def _thief_picture(run: Run, thieves: pd.DataFrame) -> pic.Picture:
+    pairs = thieves.head(PAIRS)
+    return pic.cpu_matrix("page-flags-thieves", "flags",
+                          rt.thief_matrix(run.tables, "flags", run.cpus),
+                          [f"{m}  <-  {s}" for m, s in zip(pairs["missed at"],
+                                                           pairs["stolen by the write at"])],
+                          [int(n) for n in pairs["misses"]])
+
+
+def _c2c_sections(run: Run) -> list[Section]:
+    shared = c2c.SharedLines.of_run(run)
+    lines = shared.lines()
+    out = [Section("Shared cache lines (c2c)", "Every data line with coherence misses or "
+                   "upgrades (perf c2c style), most first. struct page's lines are those of "
+                   "all pages together, by field; kernel-other and user lines are not told "
+                   "apart (the tables keep no address for them).", lines)]
+    for key in lines["line"].head(C2C_LINES):
+        out.append(Section(f"Shared line {key}", f"Per offset: the instructions that missed "
+                           "on it (coherence, upgrade) and the CPUs that ran them; then the "
+                           "writes that took the line from them, with the field each write "
+                           f"usually touches (top {C2C_ROWS}).", shared.offsets(key, C2C_ROWS)))
+    return out
+
+
+def file_name(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
 
 
 def _format(table: pd.DataFrame) -> pd.DataFrame:
@@ -117,34 +125,59 @@ def _format(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def as_text(manifest: dict, report: list[Section]) -> str:
-    lines = [f"{k:9} {v}" for k, v in _header(manifest)]
+    return as_text_sections([f"{k:9} {v}" for k, v in header(manifest)], report)
+
+
+def as_text_sections(lines: list[str], report: list[Section]) -> str:
+    """The head lines, then each section: title, note, table, pictures."""
+    lines = list(lines)
     for s in report:
         lines += ["", s.title, "=" * len(s.title), s.note, ""]
         lines.append(_format(s.table).to_string(index=False) if len(s.table) else "(none)")
+        for p in s.pictures:
+            lines.append(f"picture: {PICTURES}/{p.name}.png ({p.title})")
     return "\n".join(lines) + "\n"
 
 
 STYLE = """body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;font-size:90%}
 td,th{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}
-td:nth-child(-n+4){text-align:left;font-family:monospace}h2{margin-top:2em}"""
+td:nth-child(-n+4){text-align:left;font-family:monospace}h2{margin-top:2em}
+figure{margin:1em 0}figure img{max-width:100%}figcaption{font-size:85%;color:#555}
+nav a{margin-right:1em}"""
+
+
+def page(title: str, head: list[tuple[str, str]], body: list[str]) -> str:
+    """One self-contained HTML page: a title, a table of (name, value) lines,
+    then body."""
+    parts = [f"<!doctype html><meta charset=utf-8><title>{html.escape(title)}</title>"
+             f"<style>{STYLE}</style>", f"<h1>{html.escape(title)}</h1><table>"]
+    parts += [f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in head]
+    parts.append("</table>")
+    return "\n".join(parts + body) + "\n"
+
+
+def section_html(s: Section, link_dir: str = PICTURES) -> str:
+    anchor = file_name(s.title)
+    parts = [f'<h2 id="{anchor}">{html.escape(s.title)}</h2><p>{html.escape(s.note)}</p>']
+    parts += [p.html(link_dir) for p in s.pictures]
+    parts.append(_format(s.table).to_html(index=False) if len(s.table) else "<p>(none)</p>")
+    return "\n".join(parts)
 
 
 def as_html(manifest: dict, report: list[Section]) -> str:
-    parts = [f"<!doctype html><meta charset=utf-8><title>hotline report "
-             f"{html.escape(manifest['run_id'])}</title><style>{STYLE}</style>",
-             "<h1>hotline report</h1><table>"]
-    parts += [f"<tr><th>{k}</th><td>{html.escape(v)}</td></tr>" for k, v in _header(manifest)]
-    parts.append("</table>")
-    for s in report:
-        parts.append(f"<h2>{html.escape(s.title)}</h2><p>{html.escape(s.note)}</p>")
-        parts.append(_format(s.table).to_html(index=False) if len(s.table) else "<p>(none)</p>")
-    return "\n".join(parts) + "\n"
+    contents = "<nav>" + "".join(f'<a href="#{file_name(s.title)}">{html.escape(s.title)}</a>'
+                                 for s in report if s.pictures) + "</nav>"
+    return page(f"hotline report {manifest['run_id']}", header(manifest),
+                [contents, *(section_html(s) for s in report)])
 
 
 def write_report(run_dir: Path) -> tuple[str, Path, Path]:
     manifest, report = sections(run_dir)
     text = as_text(manifest, report)
     text_path, html_path = run_dir / "report.txt", run_dir / "report.html"
+    for s in report:
+        for p in s.pictures:
+            p.write(run_dir / PICTURES)
     text_path.write_text(text)
     html_path.write_text(as_html(manifest, report))
     return text, text_path, html_path

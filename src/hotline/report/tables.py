@@ -1,5 +1,8 @@
 """The report's tables, computed from a run's results tables (results/)."""
 
+import re
+import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,6 +13,9 @@ from hotline.errors import HotlineError
 from hotline.results.objects import describe
 from hotline.results.schema import CAUSES
 from hotline.results.symbols import Symbolizer, disassemble_bytes
+
+# address:<TAB>bytes<TAB>instruction, as objdump -w writes them
+_OBJDUMP_LINE = re.compile(r"^\s*([0-9a-f]+):\t([0-9a-f ]+?)\s*\t(.*)$")
 
 
 # The columns of each results table that the report reads.
@@ -222,3 +228,108 @@ def totals(t: RunTables) -> pd.DataFrame:
     misses = t.misses.groupby(["level", "space"], as_index=False)[["count", "cycles"]].sum()
     misses["per 1k instructions"] = 1000 * misses["count"] / max(instructions, 1)
     return misses.rename(columns={"count": "misses", "cycles": "stall cycles"})
+
+
+def page_layout(layout: dict) -> list[tuple[str, int, int]]:
+    """struct page's fields as the tables name them (a union's first-declared
+    member), (name, offset, size) in offset order, from the build's layout.json."""
+    return sorted(((f["name"], f["offset"], f["size"]) for f in layout["fields"] if f["primary"]),
+                  key=lambda f: f[1])
+
+
+def page_field_misses(t: RunTables) -> pd.DataFrame:
+    """Misses on struct page by field, level and cause."""
+    page = t.misses[t.misses["object"] == "struct page"]
+    return page.groupby(["field", "level", "cause"], as_index=False)["count"].sum()
+
+
+def thief_matrix(t: RunTables, field: str, cpus: int) -> pd.DataFrame:
+    """Coherence misses on struct page's `field`, CPU x CPU: row the CPU
+    that missed, column the CPU whose write took the line."""
+    c = t.coherence[(t.coherence["object"] == "struct page") & (t.coherence["field"] == field)]
+    matrix = c.pivot_table(index="cpu", columns="thief_cpu", values="count", aggfunc="sum",
+                           fill_value=0)
+    return matrix.reindex(index=range(cpus), columns=range(cpus), fill_value=0).astype("int64")
+
+
+def function_profile(t: RunTables, name: str) -> tuple[pd.DataFrame, pd.Series]:
+    """Where in function `name` its data misses fall: the L1D misses per
+    offset split by cause (one column per cause), and the L2 misses per offset."""
+    mine = t.misses[(t.misses["symbol"] == name) & (t.misses["kind"] != "fetch")]
+    l1d = mine[mine["level"] == "L1D"].pivot_table(index="offset", columns="cause",
+                                                   values="count", aggfunc="sum", fill_value=0)
+    l1d = l1d.reindex(columns=list(CAUSES), fill_value=0)
+    l2 = mine[mine["level"] == "L2"].groupby("offset")["count"].sum()
+    return l1d, l2
+
+
+# A branch or call (after prefixes such as cs, bnd, notrack) to an address.
+# A branch or call (after prefixes such as cs, bnd, notrack) to an address.
+_BRANCH_TARGET = re.compile(r"^((?:[a-z0-9]+ )*(?:j[a-z]+|call[a-z]*|loop[a-z]*|xbegin)\s+)"
+                            r"0x([0-9a-f]+)$")
+_COMMENT_ADDRESS = re.compile(r"# 0x([0-9a-f]+)$")
+_ADDRESS_BITS = (1 << 64) - 1
+
+
+def _objdump_blobs(blobs: list[bytes]) -> list[list[tuple[int, str, str]]]:
+    """(offset, bytes in hex, instruction) of each blob, disassembled as
+    x86-64 code from its first byte, with one objdump."""
+    with tempfile.TemporaryDirectory(prefix="hotline-objdump-") as tmp:
+        names = []
+        for i, blob in enumerate(blobs):
+            names.append(f"{tmp}/{i}.bin")
+            Path(names[-1]).write_bytes(blob)
+        out = subprocess.run(["objdump", "-D", "-w", "-b", "binary", "-m", "i386:x86-64",
+                              *names], capture_output=True, text=True, check=True).stdout
+    listings: list[list[tuple[int, str, str]]] = [[] for _ in blobs]
+    current = None
+    for line in out.splitlines():
+        if line.endswith("file format binary"):
+            current = int(Path(line.split(":")[0]).stem)
+            continue
+        m = _OBJDUMP_LINE.match(line)
+        if m and current is not None:
+            listings[current].append((int(m.group(1), 16), m.group(2).replace(" ", ""),
+                                      " ".join(m.group(3).split())))
+    return listings
+
+
+def _at(text: str, offset: int, pc: int) -> str:
+    """objdump's text of an instruction disassembled at `offset` of a blob,
+    with its pc-relative targets moved to where it really is, pc."""
+    def moved(address: str) -> str:
+        return f"{(int(address, 16) - offset + pc) & _ADDRESS_BITS:#x}"
+    text = _BRANCH_TARGET.sub(lambda b: b.group(1) + moved(b.group(2)), text)
+    return _COMMENT_ADDRESS.sub(lambda c: "# " + moved(c.group(1)), text)
+
+
+def disassemble_many(code: dict[int, str]) -> dict[int, str]:
+    """{pc: instruction text} for many instructions' bytes ({pc: hex}, one
+    whole instruction each) with one objdump: the instructions are laid end
+    to end and disassembled together, then the pc-relative targets (branch
+    and call targets, the address objdump notes after a %rip operand) are
+    moved from the blob's offsets to the real pcs.  An instruction whose
+    bytes do not decode as exactly one instruction gets "" (the tables hold
+    one instruction per pc, so that means damaged bytes)."""
+    pcs = sorted(code)
+    blob, starts = bytearray(), {}
+    for pc in pcs:
+        starts[len(blob)] = pc
+        blob += bytes.fromhex(code[pc])
+    text = {pc: "" for pc in pcs}
+    if not blob:
+        return text
+    for offset, hexbytes, insn in _objdump_blobs([bytes(blob)])[0]:
+        pc = starts.get(offset)
+        if pc is not None and len(hexbytes) == len(code[pc]):
+            text[pc] = _at(insn, offset, pc)
+    return text
+
+
+def disassemble_blocks(blocks: list[tuple[int, bytes]]) -> list[dict[int, str]]:
+    """{pc: instruction text} of each block of code (start address, bytes),
+    with one objdump for all of them."""
+    listings = _objdump_blobs([code for _, code in blocks])
+    return [{start + offset: _at(insn, offset, start + offset)
+             for offset, _, insn in listing}
+            for (start, _), listing in zip(blocks, listings)]

@@ -44,8 +44,9 @@ class Gem5(Backend):
     def run(self, job: Job) -> Outcome:
         outcome, account = simulator.simulate(
             job.work, run_id=job.run_id, system=job.system, kernel_dir=job.kernel.directory,
-            vmlinux=job.kernel.vmlinux, disk_image=job.image.path, append=job.append,
-            workloads=[job.workload], timeout_s=job.spec.timeout_s)
+            kernel_key=job.kernel.key, vmlinux=job.kernel.vmlinux, disk_image=job.image.path,
+            image_key=job.image.key, append=job.append, workloads=[job.workload],
+            timeout_s=job.spec.timeout_s)
         # simulate() also turns gem5's outputs into the tables; the account
         # says what it read (regions, misses).
         return dataclasses.replace(outcome, account=account)

@@ -1,7 +1,9 @@
-"""What the gem5 configuration script (configs/gem5/hotline_x86.py) is told:
-a system spec and a run's inputs translated into gem5's terms, written as one
-JSON file that the script reads.  gem5 runs its own Python, without hotline's
-packages, so this translation happens here, where it can be tested.
+"""What the gem5 configuration scripts (configs/gem5/hotline_boot.py and
+hotline_measure.py) are told: a system spec and a run's inputs translated
+into gem5's terms, as the typed parameters of configs/gem5/hotline_gem5/
+run_params.py (the one definition both sides check), written as JSON.  gem5
+runs its own Python, without hotline's packages, so this translation happens
+here, where it can be tested.
 
 Translation choices (the README's gem5 section repeats them):
 - Cache latencies: the spec gives each level's load-to-use latency in core
@@ -23,104 +25,132 @@ Translation choices (the README's gem5 section repeats them):
   L2s' total size; one bank per core.  Ruby's latencies are the stdlib's own.
 """
 
+import importlib.util
+import sys
 from pathlib import Path
 
+from hotline import paths
 from hotline.errors import HotlineError
 from hotline.specs import Cache, SystemSpec
 
-# Outputs the script writes into gem5's output directory (--outdir).
+
+def _load_run_params():
+    """configs/gem5/hotline_gem5/run_params.py, the definition the scripts
+    inside gem5 import, imported here from the same file."""
+    name = "hotline_gem5_run_params"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            name, paths.CONFIGS / "gem5" / "hotline_gem5" / "run_params.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module      # dataclasses resolve their annotations through it
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+run_params = _load_run_params()
+
+# Outputs the scripts write into gem5's output directory (--outdir).
 ROI_FILE = "hotline-roi.json"
 LSQ_TRACE = "lsq.trace.gz"
 TRACE_DIR = "traces"
-# Monitor names: one per core and boundary; the trace file is NAME.req.trc.gz
-# and NAME.resp.trc.gz (requests and responses seen by the same monitor).
+# Monitor names: one per core and boundary; the trace files are NAME.req.trc.gz
+# and (below the caches) NAME.resp.trc.gz.
+CORE_MONITOR = "core_to_l1d_cpu{cpu}"
 L1D_MONITOR = "l1d_to_l2_cpu{cpu}"
 L2_MONITOR = "l2_to_mem_cpu{cpu}"
+# gem5's usual lpj: skips the delay-loop calibration, slow and pointless in
+# simulation.
+LPJ = "lpj=7999923"
+MAX_MEMORY_MIB = 3072
 
 
 def _size(kib: int) -> str:
     return f"{kib}KiB" if kib % 1024 else f"{kib // 1024}MiB"
 
 
-def _cache(cache: Cache, above_cycles: int, *, mshrs: int, targets: int) -> dict:
+def _cache(cache: Cache, above_cycles: int, *, mshrs: int, targets: int, **more):
     step = max(1, cache.latency_cycles - above_cycles)
-    return {"size": _size(cache.size_kib), "assoc": cache.assoc,
-            "tag_latency": step, "data_latency": step, "response_latency": 1,
-            "mshrs": mshrs, "tgts_per_mshr": targets}
+    return run_params.CacheParams(size=_size(cache.size_kib), assoc=cache.assoc,
+                                  tag_latency=step, data_latency=step, response_latency=1,
+                                  mshrs=mshrs, tgts_per_mshr=targets, **more)
 
 
-def classic_caches(system: SystemSpec) -> dict:
+def classic_caches(system: SystemSpec):
     c = system.caches
     exclusive = c.inclusion == "exclusive"
     l1 = max(c.l1i.latency_cycles, c.l1d.latency_cycles)
-    caches = {
-        "kind": "classic",
-        "line_bytes": c.line_bytes,
-        "l1i": _cache(c.l1i, 0, mshrs=4, targets=20),
-        "l1d": _cache(c.l1d, 0, mshrs=16, targets=20),
-        "l2": _cache(c.l2, l1, mshrs=20, targets=12),
-        "l3": None,
-    }
-    caches["l2"]["clusivity"] = "mostly_incl"
-    caches["l2"]["writeback_clean"] = exclusive and c.l3 is not None
+    l3 = None
     if c.l3 is not None:
-        caches["l3"] = _cache(c.l3, c.l2.latency_cycles, mshrs=32, targets=16)
-        caches["l3"]["clusivity"] = "mostly_excl" if exclusive else "mostly_incl"
-        caches["l3"]["writeback_clean"] = False
-    return caches
+        l3 = _cache(c.l3, c.l2.latency_cycles, mshrs=32, targets=16,
+                    clusivity="mostly_excl" if exclusive else "mostly_incl")
+    return run_params.ClassicCaches(
+        kind="classic", line_bytes=c.line_bytes,
+        l1i=_cache(c.l1i, 0, mshrs=4, targets=20),
+        l1d=_cache(c.l1d, 0, mshrs=16, targets=20),
+        l2=_cache(c.l2, l1, mshrs=20, targets=12, clusivity="mostly_incl",
+                  writeback_clean=exclusive and c.l3 is not None),
+        l3=l3)
 
 
-def ruby_caches(system: SystemSpec) -> dict:
+def ruby_caches(system: SystemSpec):
     c = system.caches
     shared = c.l3 if c.l3 is not None else Cache(
         size_kib=c.l2.size_kib * system.cpus, assoc=c.l2.assoc,
         latency_cycles=c.l2.latency_cycles)
-    return {"kind": "ruby-mesi-two-level", "line_bytes": c.line_bytes,
-            "l1i_size": _size(c.l1i.size_kib), "l1i_assoc": c.l1i.assoc,
-            "l1d_size": _size(c.l1d.size_kib), "l1d_assoc": c.l1d.assoc,
-            "l2_size": _size(shared.size_kib), "l2_assoc": shared.assoc,
-            "num_l2_banks": system.cpus}
+    return run_params.RubyCaches(
+        kind="ruby-mesi-two-level", line_bytes=c.line_bytes,
+        l1i_size=_size(c.l1i.size_kib), l1i_assoc=c.l1i.assoc,
+        l1d_size=_size(c.l1d.size_kib), l1d_assoc=c.l1d.assoc,
+        l2_size=_size(shared.size_kib), l2_assoc=shared.assoc, num_l2_banks=system.cpus)
 
 
-def memory(system: SystemSpec) -> dict:
+def memory(system: SystemSpec):
     settings = system.gem5
     if settings.memory == "ddr4-2400":
-        return {"kind": "ddr4-2400", "size": f"{system.memory_mib}MiB"}
+        return run_params.Memory(kind="ddr4-2400", size=f"{system.memory_mib}MiB")
     latency_ns = system.latency.memory_cycles / settings.clock_ghz
-    return {"kind": "simple", "size": f"{system.memory_mib}MiB",
-            "latency": f"{latency_ns:g}ns", "latency_var": "0ns", "bandwidth": "32GiB/s"}
+    return run_params.Memory(kind="simple", size=f"{system.memory_mib}MiB",
+                             latency=f"{latency_ns:g}ns", latency_var="0ns",
+                             bandwidth="32GiB/s")
 
 
-def config_params(system: SystemSpec, *, vmlinux: Path, disk_image: Path,
-                  kernel_args: str) -> dict:
-    """The parameters of one run, as configs/gem5/hotline_x86.py reads them."""
-    settings = system.gem5
-    if system.memory_mib > 3072:
-        raise HotlineError(f"gem5's X86Board takes at most 3072 MiB of memory "
+def check_system(system: SystemSpec) -> None:
+    """What gem5 cannot build of a valid system spec, as a one-line error."""
+    if system.memory_mib > MAX_MEMORY_MIB:
+        raise HotlineError(f"gem5's X86Board takes at most {MAX_MEMORY_MIB} MiB of memory "
                            f"(the I/O hole); the system spec asks for {system.memory_mib}")
-    if settings.boot_cpu == "kvm":
+    if system.gem5.boot_cpu == "kvm":
         # Under KVM the guest executes 0F 04 itself and takes an invalid-opcode
         # fault; gem5 sees m5ops from a KVM guest only as accesses to the m5op
         # address range, which hotline-roi does not use.
         raise HotlineError("gem5 boot_cpu \"kvm\" needs address-based m5ops, and hotline-roi "
                            "marks regions with the 0F 04 instruction: use boot_cpu = \"atomic\"")
-    classic = settings.caches == "classic"
-    return {
-        "vmlinux": str(vmlinux),
-        "disk_image": str(disk_image),
-        # The project's command line with gem5's usual lpj (skips the delay
-        # loop calibration, which is slow and pointless in simulation).
-        "kernel_args": kernel_args.split() + ["lpj=7999923"],
-        "cpus": system.cpus,
-        "clock": f"{settings.clock_ghz:g}GHz",
-        "boot_cpu": settings.boot_cpu,
-        "roi_cpu": settings.roi_cpu,
-        "caches": classic_caches(system) if classic else ruby_caches(system),
-        "memory": memory(system),
-        # Packet traces need the classic hierarchy's CommMonitors; the LSQ
-        # trace needs the O3 CPU.
-        "packet_traces": classic,
-        "lsq_trace": settings.roi_cpu == "o3",
-        "outputs": {"roi": ROI_FILE, "trace_dir": TRACE_DIR,
-                    "l1d_monitor": L1D_MONITOR, "l2_monitor": L2_MONITOR},
-    }
+
+
+def machine(system: SystemSpec, *, vmlinux: Path, disk_image: Path, kernel_args: str):
+    """What the boot and every restore of its checkpoint build alike."""
+    check_system(system)
+    return run_params.Machine(
+        vmlinux=str(vmlinux), disk_image=str(disk_image),
+        kernel_args=kernel_args.split() + [LPJ], cpus=system.cpus,
+        clock=f"{system.gem5.clock_ghz:g}GHz", memory=memory(system))
+
+
+def boot_params(machine, checkpoint_dir: Path):
+    return run_params.BootParams(schema=run_params.SCHEMA, machine=machine,
+                                 checkpoint_dir=str(checkpoint_dir), roi_file=ROI_FILE)
+
+
+def measure_params(system: SystemSpec, machine, checkpoint_dir: Path):
+    """The measuring run: packet traces need the classic hierarchy's
+    CommMonitors; the LSQ trace needs the O3 CPU."""
+    classic = system.gem5.caches == "classic"
+    traces = run_params.Traces(directory=TRACE_DIR, core_monitor=CORE_MONITOR,
+                               l1d_monitor=L1D_MONITOR, l2_monitor=L2_MONITOR)
+    return run_params.MeasureParams(
+        schema=run_params.SCHEMA, machine=machine, checkpoint_dir=str(checkpoint_dir),
+        roi_cpu=system.gem5.roi_cpu,
+        caches=classic_caches(system) if classic else ruby_caches(system),
+        traces=traces if classic else None,
+        lsq_debug_flags=["LSQUnit"] if system.gem5.roi_cpu == "o3" else [],
+        roi_file=ROI_FILE)

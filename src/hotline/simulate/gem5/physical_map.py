@@ -10,12 +10,15 @@ Two mappings are known without the guest's page tables:
 - the direct map: every other RAM address p is also mapped at
   page_offset_base + p (page_offset_base from the kernel's layout.json).
 
+A third comes from the guest's own page tables, read from the run's
+checkpoint (checkpoint.py, page_tables.py): vmemmap, where the struct pages
+live, in frames the kernel allocated at boot.
+
 What cannot be mapped: an address is given its kernel-image alias if it has
-one and its direct-map alias otherwise, so data the kernel reaches through
-other mappings shows up under the direct map: above all the struct pages
-(vmemmap: its backing pages are allocated at boot and mapped with page
-tables hotline cannot see), vmalloc'd memory and stacks, per-CPU areas, and
-user memory (given as 0 when the instruction is in user space).
+one, its vmemmap alias if it has one, and its direct-map alias otherwise, so
+data the kernel reaches through other mappings shows up under the direct
+map: vmalloc'd memory and stacks, per-CPU areas, and user memory (given as
+0 when the instruction is in user space).
 """
 
 import json
@@ -38,14 +41,20 @@ class Segment:
 
 @dataclass(frozen=True)
 class PhysicalMap:
-    segments: tuple[Segment, ...]
+    segments: tuple[Segment, ...]        # the kernel image
     page_offset_base: int
+    vmemmap: tuple[Segment, ...] = ()    # from the guest's page tables
+    vmemmap_base: int | None = None
+    struct_page_size: int = 64
 
     def virtual(self, paddr: int) -> int:
-        for s in self.segments:
+        for s in self.segments + self.vmemmap:
             if s.paddr <= paddr < s.paddr + s.size:
                 return s.vaddr + (paddr - s.paddr)
         return self.page_offset_base + paddr
+
+    def in_vmemmap(self, vaddr: int) -> bool:
+        return self.vmemmap_base is not None and 0 <= vaddr - self.vmemmap_base < 1 << 40
 
 
 def kernel_segments(vmlinux: Path) -> tuple[Segment, ...]:
@@ -56,12 +65,16 @@ def kernel_segments(vmlinux: Path) -> tuple[Segment, ...]:
                      if seg["p_type"] == "PT_LOAD" and seg["p_vaddr"] >= KERNEL_SPACE)
 
 
-def load(kernel_dir: Path) -> PhysicalMap:
+def load(kernel_dir: Path, vmemmap: tuple[Segment, ...] = ()) -> PhysicalMap:
+    """The map for a kernel, with vmemmap's frames if they are known."""
     layout_path = kernel_dir / "layout.json"
     try:
         layout = json.loads(layout_path.read_text())
         page_offset_base = int(layout["symbols"]["page_offset_base"], 16)
+        vmemmap_base = int(layout["symbols"]["vmemmap_base"], 16)
+        struct_page_size = int(layout["sizeof"])
     except (OSError, KeyError, ValueError) as e:
-        raise HotlineError(f"{layout_path}: no page_offset_base ({e}); rebuild the kernel") \
-            from None
-    return PhysicalMap(kernel_segments(kernel_dir / "vmlinux"), page_offset_base)
+        raise HotlineError(f"{layout_path}: no page_offset_base, vmemmap_base or sizeof "
+                           f"({e}); rebuild the kernel") from None
+    return PhysicalMap(kernel_segments(kernel_dir / "vmlinux"), page_offset_base,
+                       tuple(vmemmap), vmemmap_base, struct_page_size)

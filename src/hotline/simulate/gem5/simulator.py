@@ -5,14 +5,19 @@ results tables.
 gem5 is not packaged anywhere hotline can install from: the user builds it
 and points GEM5 at the binary (gem5.opt for X86, v24.0).  Each run:
 
-1. writes the run's parameters (hotline.simulate.gem5.params) to gem5-params.json,
-2. runs `$GEM5 --outdir=gem5 configs/gem5/hotline_x86.py --params ...` in the
-   run directory (command.sh records it), watching the guest console
-   (gem5/board.pc.com_1.device, copied to guest.log) like the QEMU runner,
+1. finds the checkpoint of its guest at the first region of interest in
+   the cache, or boots to it on atomic CPUs (checkpoints.py,
+   configs/gem5/hotline_boot.py; logs in boot/),
+2. writes the measuring run's parameters (params.py) to
+   gem5-params.json and runs `$GEM5 --outdir=gem5 configs/gem5/
+   hotline_measure.py --params gem5-params.json` in the run directory
+   (command.sh records it), restoring the checkpoint into the measuring CPU
+   with the traced caches, watching the guest console like the QEMU runner;
+   guest.log is the boot's console and then the restored run's,
 3. reads what gem5 left: stats.txt into gem5_stats.parquet (long) and
    gem5_core_stats.parquet (per core and region), the packet traces into
-   gem5_misses_raw.parquet (and misses.parquet where the project's
-   attribution step is available), the LSQUnit trace into
+   gem5_misses_raw.parquet and misses.parquet (through the attribution
+   step the QEMU backend uses), the LSQUnit trace into
    gem5_partial_overlaps.parquet, and gem5_trace_summary.json.
 """
 
@@ -28,8 +33,8 @@ import pandas as pd
 from hotline import paths
 from hotline.console import say
 from hotline.errors import HotlineError
-from hotline.simulate.gem5 import (lsq_trace, params as gem5_params, physical_map, stats,
-                                   trace_misses)
+from hotline.simulate.gem5 import (checkpoints, lsq_trace, params as gem5_params, physical_map,
+                                   stats, trace_misses)
 from hotline.simulate import guest_log
 from hotline.simulate.backend import Outcome
 from hotline.simulate.supervise import exit_failure, supervise, write_command
@@ -40,7 +45,7 @@ from hotline.workloads import load_workload
 
 ENV = "GEM5"
 BUILD_DOCS = "https://www.gem5.org/documentation/general_docs/building"
-SCRIPT = paths.CONFIGS / "gem5" / "hotline_x86.py"
+SCRIPT = paths.CONFIGS / "gem5" / "hotline_measure.py"
 OUTDIR = "gem5"
 PARAMS_FILE = "gem5-params.json"
 CONSOLE = "board.pc.com_1.device"
@@ -87,8 +92,7 @@ def check_experiment(spec: ExperimentSpec, spec_path: Path) -> None:
     groups = spec.groups()
     for name in sorted({s for g in groups for s in g.systems}):
         try:
-            gem5_params.config_params(load_system(name), vmlinux=Path("vmlinux"),
-                                      disk_image=Path("disk.img"), kernel_args="")
+            gem5_params.check_system(load_system(name))
         except HotlineError as e:
             raise HotlineError(f"{spec_path}: system '{name}': {e}") from None
     for ref in (ref for g in groups for ref in g.workloads):
@@ -105,31 +109,23 @@ def command(gem5: Path, *, lsq_trace_on: bool) -> list[str]:
     return cmd + [str(SCRIPT), "--params", PARAMS_FILE]
 
 
-def _last_error(log: Path) -> str | None:
-    lines = log.read_text(errors="replace").strip().splitlines() if log.exists() else []
-    for line in reversed(lines):
-        if "hotline-gem5: error:" in line:
-            return line.split("hotline-gem5: error:", 1)[1].strip()
-    for line in reversed(lines):
-        if line.startswith(("fatal:", "panic:", "Exception", "RuntimeError")):
-            return line
-    return lines[-1] if lines else None
-
-
-def run(cmd: list[str], run_dir: Path, *, cpus: int, workloads: list[str], timeout_s: int,
-        label: str) -> Outcome:
-    """Run gem5 in run_dir to its exit; kill it on a guest panic or timeout."""
+def run(cmd: list[str], run_dir: Path, *, boot_console: Path, cpus: int,
+        workloads: list[str], timeout_s: int, label: str) -> Outcome:
+    """Run gem5 in run_dir to its exit; kill it on a guest panic or timeout.
+    The guest log is the boot's console, then the restored run's."""
     write_command(run_dir, cmd, "gem5")
     console = run_dir / OUTDIR / CONSOLE
     ended = supervise(cmd, run_dir, log=run_dir / LOG, console=console, timeout_s=timeout_s,
                       label=label, poll_s=1)
-    if console.exists():
-        shutil.copyfile(console, run_dir / SERIAL_LOG)
+    with open(run_dir / SERIAL_LOG, "wb") as log:
+        log.write(boot_console.read_bytes())
+        if console.exists():
+            log.write(console.read_bytes())
     report = guest_log.parse((run_dir / SERIAL_LOG).read_text(errors="replace")
                              if (run_dir / SERIAL_LOG).exists() else "")
     failure = ended.killed_for
     if failure is None and ended.returncode != 0:
-        failure = exit_failure("gem5", ended.returncode, _last_error(run_dir / LOG))
+        failure = exit_failure("gem5", ended.returncode, checkpoints.last_error(run_dir / LOG))
     failure = failure or guest_log.failure_reason(report, cpus, workloads)
     return Outcome(failure, report, ended.wall_s)
 
@@ -141,7 +137,8 @@ def read_regions(out: Path) -> list[tuple[int, int | None]]:
     return [(r["begin"], r["end"]) for r in json.loads(path.read_text())["regions"]]
 
 
-def collect(run_dir: Path, run_id: str, params: dict, kernel_dir: Path) -> dict:
+def collect(run_dir: Path, run_id: str, params, kernel_dir: Path,
+            checkpoint: checkpoints.Checkpoint) -> dict:
     """Turn gem5's outputs in run_dir/gem5 into hotline's tables in run_dir.
     Returns a short account for the manifest."""
     out = run_dir / OUTDIR
@@ -149,20 +146,31 @@ def collect(run_dir: Path, run_id: str, params: dict, kernel_dir: Path) -> dict:
     long = stats.read_stats(out / "stats.txt", run_id, len(regions))
     long.to_parquet(run_dir / "gem5_stats.parquet", index=False)
     stats.core_summary(long).to_parquet(run_dir / "gem5_core_stats.parquet", index=False)
-    account = {"regions": len(regions)}
-    if params["packet_traces"]:
-        outputs = params["outputs"]
-        monitors = trace_misses.monitors(out / outputs["trace_dir"], params["cpus"],
-                                         outputs["l1d_monitor"], outputs["l2_monitor"])
-        clock_hz = float(params["clock"].removesuffix("GHz")) * 1e9
-        raw, summary = trace_misses.aggregate(monitors, regions, physical_map.load(kernel_dir),
-                                              clock_hz)
+    account = {"regions": len(regions), "checkpoint": checkpoint.key}
+    traces = params.traces
+    if traces is not None:
+        trace_dir = out / traces.directory
+        cpus = params.machine.cpus
+        monitors = trace_misses.monitors(trace_dir, cpus, traces.l1d_monitor,
+                                         traces.l2_monitor)
+        core = None
+        if traces.core_monitor:
+            core = {cpu: trace_dir / f"{traces.core_monitor.format(cpu=cpu)}.req.trc.gz"
+                    for cpu in range(cpus)}
+        clock_hz = float(params.machine.clock.removesuffix("GHz")) * 1e9
+        physical = physical_map.load(kernel_dir, checkpoints.vmemmap(checkpoint))
+        raw, summary = trace_misses.aggregate(monitors, regions, physical, clock_hz,
+                                              core_traces=core,
+                                              line_bytes=params.caches.line_bytes)
         raw.to_parquet(run_dir / "gem5_misses_raw.parquet", index=False)
         (run_dir / "gem5_trace_summary.json").write_text(
             json.dumps(dataclasses.asdict(summary), indent=2) + "\n")
         account["misses"] = summary.misses
-        account["attributed"] = _attribute(raw, run_dir, run_id, kernel_dir)
-    if params["lsq_trace"]:
+        log = run_dir / SERIAL_LOG
+        attribute(raw, kernel_dir, run_id, log.read_text(errors="replace")).to_parquet(
+            run_dir / "misses.parquet", index=False)
+        account["trace_bytes"] = sum(f.stat().st_size for f in trace_dir.iterdir())
+    if params.lsq_debug_flags:
         trace = out / gem5_params.LSQ_TRACE
         partial = lsq_trace.read_lsq_trace(trace) if trace.exists() else \
             pd.DataFrame(columns=list(lsq_trace.PARTIAL)).astype(lsq_trace.PARTIAL)
@@ -172,32 +180,37 @@ def collect(run_dir: Path, run_id: str, params: dict, kernel_dir: Path) -> dict:
     return account
 
 
-def _attribute(raw: pd.DataFrame, run_dir: Path, run_id: str, kernel_dir: Path) -> bool:
-    """misses.parquet through the attribution step the QEMU backend uses."""
-    log = run_dir / SERIAL_LOG
-    misses = attribute(raw, kernel_dir, run_id, log.read_text(errors="replace"))
-    # Packets below a cache name a line, not the accessed bytes: no field.
-    misses["field"] = ""
-    misses.to_parquet(run_dir / "misses.parquet", index=False)
-    return True
-
-
 def simulate(run_dir: Path, *, run_id: str, system: SystemSpec, kernel_dir: Path,
-             vmlinux: Path, disk_image: Path, append: str, workloads: list[str],
-             timeout_s: int) -> tuple[Outcome, dict]:
-    """One gem5 run in run_dir: parameters, gem5, then the tables."""
+             kernel_key: str, vmlinux: Path, disk_image: Path, image_key: str, append: str,
+             workloads: list[str], timeout_s: int) -> tuple[Outcome, dict]:
+    """One gem5 run in run_dir: the checkpoint at the region (booting to it
+    if no run has yet), the measuring run restored from it, then the tables."""
     gem5 = gem5_binary()
-    params = gem5_params.config_params(system, vmlinux=vmlinux, disk_image=disk_image,
-                                       kernel_args=append)
-    (run_dir / PARAMS_FILE).write_text(json.dumps(params, indent=2) + "\n")
-    cmd = command(gem5, lsq_trace_on=params["lsq_trace"])
-    say(f"run {run_id}: gem5 booting {system.cpus} CPUs ({system.gem5.boot_cpu}, "
-        f"{system.gem5.roi_cpu} in regions of interest, {params['caches']['kind']} caches)")
-    outcome = run(cmd, run_dir, cpus=system.cpus, workloads=workloads, timeout_s=timeout_s,
-                  label=f"run {run_id}")
+    label = f"run {run_id}"
+    machine = gem5_params.machine(system, vmlinux=vmlinux, disk_image=disk_image,
+                                  kernel_args=append)
+    inputs = checkpoints.checkpoint_inputs(machine, kernel_key=kernel_key, image_key=image_key,
+                                           gem5_identity=gem5_version())
+    checkpoint, failure = checkpoints.ensure_checkpoint(
+        inputs, machine, gem5=gem5, work=run_dir, timeout_s=timeout_s, label=label,
+        kernel_dir=kernel_dir, cpus=system.cpus, workloads=workloads)
+    if failure:
+        log = run_dir / "boot" / SERIAL_LOG
+        if log.exists():
+            shutil.copyfile(log, run_dir / SERIAL_LOG)
+        report = guest_log.parse(log.read_text(errors="replace") if log.exists() else "")
+        return Outcome(failure, report, 0.0), {}
+    params = gem5_params.measure_params(system, machine, checkpoint.cpt)
+    (run_dir / PARAMS_FILE).write_text(
+        json.dumps(gem5_params.run_params.to_dict(params), indent=2) + "\n")
+    cmd = command(gem5, lsq_trace_on=bool(params.lsq_debug_flags))
+    say(f"{label}: restoring the checkpoint into {system.cpus} {params.roi_cpu} CPUs with "
+        f"{params.caches.kind} caches")
+    outcome = run(cmd, run_dir, boot_console=checkpoint.console, cpus=system.cpus,
+                  workloads=workloads, timeout_s=timeout_s, label=label)
     if outcome.failure:
-        return outcome, {}
+        return outcome, {"checkpoint": checkpoint.key}
     try:
-        return outcome, collect(run_dir, run_id, params, kernel_dir)
+        return outcome, collect(run_dir, run_id, params, kernel_dir, checkpoint)
     except HotlineError as e:
         return dataclasses.replace(outcome, failure=f"reading gem5's outputs: {e}"), {}

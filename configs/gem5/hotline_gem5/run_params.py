@@ -1,0 +1,191 @@
+"""The parameters of one gem5 run: what hotline writes (src/hotline/simulate/
+gem5/) and what the config scripts beside this package read, as one typed
+definition that both sides check.
+
+gem5 runs its own Python without hotline's packages, so this module uses the
+standard library only; hotline imports this very file.  A run is two gem5
+invocations (boot once, measure many):
+
+- boot (hotline_boot.py): atomic CPUs without caches boot the guest; at the
+  workload's first work_begin the script saves a checkpoint and exits.
+- measure (hotline_measure.py): the checkpoint restored into the measuring
+  CPU (timing or O3) with the spec's caches and traced monitors, run to the
+  guest's m5 exit.  Classic caches are not part of a checkpoint, so one
+  checkpoint serves every cache geometry, CPU model and repeat.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import typing
+from dataclasses import dataclass
+from typing import Literal, Optional, Union
+
+# Bumped whenever a field changes meaning, so that a script never reads
+# parameters written for another version of itself.
+SCHEMA = 2
+
+
+class ParamsError(ValueError):
+    """Parameters that do not match this definition."""
+
+
+@dataclass(frozen=True)
+class CacheParams:
+    """One classic cache, as gem5's Cache SimObject takes it."""
+    size: str
+    assoc: int
+    tag_latency: int
+    data_latency: int
+    response_latency: int
+    mshrs: int
+    tgts_per_mshr: int
+    clusivity: Literal["mostly_incl", "mostly_excl"] = "mostly_incl"
+    writeback_clean: bool = False
+
+
+@dataclass(frozen=True)
+class ClassicCaches:
+    kind: Literal["classic"]
+    line_bytes: int
+    l1i: CacheParams
+    l1d: CacheParams
+    l2: CacheParams
+    l3: Optional[CacheParams]
+
+
+@dataclass(frozen=True)
+class RubyCaches:
+    kind: Literal["ruby-mesi-two-level"]
+    line_bytes: int
+    l1i_size: str
+    l1i_assoc: int
+    l1d_size: str
+    l1d_assoc: int
+    l2_size: str
+    l2_assoc: int
+    num_l2_banks: int
+
+
+@dataclass(frozen=True)
+class Memory:
+    kind: Literal["ddr4-2400", "simple"]
+    size: str
+    latency: Optional[str] = None
+    latency_var: Optional[str] = None
+    bandwidth: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Machine:
+    """What both phases build alike: the restore needs the same board, CPU
+    count, memory and disk as the boot that saved the checkpoint."""
+    vmlinux: str
+    disk_image: str
+    kernel_args: list[str]
+    cpus: int
+    clock: str
+    memory: Memory
+
+
+@dataclass(frozen=True)
+class Traces:
+    """Where the measuring run's traced monitors write (names relative to
+    gem5's --outdir; {cpu} is the core's number)."""
+    directory: str
+    # Core -> L1D: every data access with its own address (the field it
+    # touched); L1D -> L2 and L2 -> below: each cache's misses.
+    core_monitor: Optional[str]
+    l1d_monitor: str
+    l2_monitor: str
+
+
+@dataclass(frozen=True)
+class BootParams:
+    schema: int
+    machine: Machine
+    checkpoint_dir: str       # where the checkpoint is saved
+    roi_file: str             # in --outdir, JSON: the tick the checkpoint was taken at
+
+
+@dataclass(frozen=True)
+class MeasureParams:
+    schema: int
+    machine: Machine
+    checkpoint_dir: str       # the boot's checkpoint, restored
+    roi_cpu: Literal["timing", "o3"]
+    caches: Union[ClassicCaches, RubyCaches]
+    traces: Optional[Traces]  # classic caches only
+    lsq_debug_flags: list[str]  # O3 only: debug flags on inside the regions
+    roi_file: str             # in --outdir, JSON: every region's first and last tick
+
+
+def _check(kind, value, where: str):
+    """value as the type `kind`, or ParamsError naming `where`."""
+    origin = typing.get_origin(kind)
+    if dataclasses.is_dataclass(kind):
+        if not isinstance(value, dict):
+            raise ParamsError(f"{where}: expected a table for {kind.__name__}, got {value!r}")
+        hints = typing.get_type_hints(kind)
+        names = {f.name for f in dataclasses.fields(kind)}
+        unknown = sorted(set(value) - names)
+        if unknown:
+            raise ParamsError(f"{where}: unknown key(s) {', '.join(unknown)} for {kind.__name__}")
+        args = {}
+        for field in dataclasses.fields(kind):
+            if field.name in value:
+                args[field.name] = _check(hints[field.name], value[field.name],
+                                          f"{where}.{field.name}")
+            elif (field.default is dataclasses.MISSING
+                  and field.default_factory is dataclasses.MISSING):
+                raise ParamsError(f"{where}: missing key '{field.name}'")
+        return kind(**args)
+    if origin is Union:
+        errors = []
+        for alternative in typing.get_args(kind):
+            if alternative is type(None):
+                if value is None:
+                    return None
+                continue
+            try:
+                return _check(alternative, value, where)
+            except ParamsError as e:
+                errors.append(str(e))
+        raise ParamsError(errors[-1] if len(errors) == 1 else
+                          f"{where}: {value!r} matches none of: " + "; ".join(errors))
+    if origin is Literal:
+        if value not in typing.get_args(kind):
+            raise ParamsError(f"{where}: {value!r} is not one of {typing.get_args(kind)}")
+        return value
+    if origin is list:
+        (item,) = typing.get_args(kind)
+        if not isinstance(value, list):
+            raise ParamsError(f"{where}: expected a list, got {value!r}")
+        return [_check(item, v, f"{where}.{i}") for i, v in enumerate(value)]
+    # bool is an int in Python; a spec's `true` must not pass as 1.
+    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
+        raise ParamsError(f"{where}: expected an integer, got {value!r}")
+    if not isinstance(value, kind):
+        raise ParamsError(f"{where}: expected {kind.__name__}, got {value!r}")
+    return value
+
+
+def from_dict(kind, data: dict):
+    """Parameters of `kind` (BootParams or MeasureParams), checked."""
+    params = _check(kind, data, kind.__name__)
+    if params.schema != SCHEMA:
+        raise ParamsError(f"{kind.__name__}: schema {params.schema}, this script reads {SCHEMA}")
+    return params
+
+
+def load(kind, path: str):
+    with open(path) as f:
+        return from_dict(kind, json.load(f))
+
+
+def to_dict(params) -> dict:
+    """The JSON form, checked on the way out too (what the script will read)."""
+    data = dataclasses.asdict(params)
+    from_dict(type(params), data)
+    return data

@@ -1,0 +1,140 @@
+"""Gathered results cut down to what the notebooks of analysis/ read, for
+committing them (analysis/smoke-results/, see its PROVENANCE.md): the
+notebooks give the same outputs on the slim tables as on the full ones.
+
+  misses        summed over cpu, pc, kind and source_line, which no notebook
+                and no measure in this package reads (they read the miss's
+                run, space, function and offset, data object and field,
+                level and cause); every row of every level is kept
+  instructions  only the instructions of the functions with at least
+                LISTED_SHARE of their run's L1 stall cycles (the functions
+                a listing is made for: pte_chain_add's is 0.6% at the
+                least), and only the columns listing.py reads
+  other tables  as gathered
+
+Every table is written again with zstd (level 19).  Slimming slim tables
+changes nothing.  The command slims, then executes every notebook against
+copies of both directories and compares every output of every cell; it
+fails if one differs:
+
+    .venv/bin/python -m hotline.analysis.slim FULL_RESULTS_DIR SLIM_RESULTS_DIR
+"""
+
+import re
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from hotline.analysis.cost import l1_stalls
+from hotline.errors import HotlineError
+
+MISSES_SUMMED_OVER = ["cpu", "pc", "kind", "source_line"]
+LISTED_SHARE = 0.001
+INSTRUCTION_COLUMNS = ["run", "pc", "kind", "bytes", "accesses", "symbol", "offset"]
+
+
+def slim_misses(misses: pd.DataFrame) -> pd.DataFrame:
+    keys = [c for c in misses.columns
+            if c not in MISSES_SUMMED_OVER and c not in ("count", "cycles")]
+    return misses.groupby(keys, as_index=False, sort=True, dropna=False)[
+        ["count", "cycles"]].sum()
+
+
+def listed_functions(misses: pd.DataFrame) -> pd.DataFrame:
+    """(run, symbol) of every kernel function with at least LISTED_SHARE of
+    its run's L1 stall cycles."""
+    stalls = l1_stalls(misses)
+    per_function = stalls[stalls["symbol"] != ""].groupby(["run", "symbol"])["cycles"].sum()
+    total = stalls.groupby("run")["cycles"].sum()
+    share = per_function / total.reindex(per_function.index.get_level_values("run")).to_numpy()
+    return share[share >= LISTED_SHARE].index.to_frame(index=False)
+
+
+def slim_instructions(instructions: pd.DataFrame, misses: pd.DataFrame) -> pd.DataFrame:
+    kept = instructions.merge(listed_functions(misses), on=["run", "symbol"], how="inner",
+                              sort=False)
+    return kept[INSTRUCTION_COLUMNS]
+
+
+def slim(source: Path, target: Path) -> dict[str, tuple[int, int]]:
+    """Every table of the gathered results in source, slimmed, into target
+    (which may be source); {table: (rows before, rows after)}."""
+    tables = {p.stem: pq.read_table(p) for p in sorted(Path(source).glob("*.parquet"))}
+    if "runs" not in tables:
+        raise HotlineError(f"{source} has no runs.parquet: give a gathered results directory")
+    slimmed = dict(tables)
+    if "misses" in tables:
+        misses = tables["misses"].to_pandas()
+        slimmed["misses"] = _table(slim_misses(misses))
+        if "instructions" in tables:
+            slimmed["instructions"] = _table(
+                slim_instructions(tables["instructions"].to_pandas(), misses))
+    target = Path(target)
+    target.mkdir(parents=True, exist_ok=True)
+    # runs.parquet last, as gathering writes it: when it is there, the tables are.
+    for name in sorted(slimmed, key=lambda n: n == "runs"):
+        partial = target / f"{name}.parquet.partial"
+        pq.write_table(slimmed[name], partial, compression="zstd", compression_level=19)
+        partial.rename(target / f"{name}.parquet")
+    return {name: (tables[name].num_rows, slimmed[name].num_rows) for name in tables}
+
+
+def _table(frame: pd.DataFrame) -> pa.Table:
+    """As gathering writes tables: no index, no pandas metadata."""
+    return pa.Table.from_pandas(frame, preserve_index=False).replace_schema_metadata(None)
+
+
+def notebook_outputs(results_dir: Path) -> dict[str, list]:
+    """{notebook: every output of every code cell} of the notebooks executed
+    against a copy of results_dir, with what differs between two executions
+    of the same notebook on the same results taken out: the directory's path,
+    and a pandas Styler's random table id and address."""
+    import nbformat
+
+    from hotline.analysis.notebooks import analyse
+
+    def same_every_time(text: str) -> str:
+        return re.sub(r"T_[0-9a-f]{5}|at 0x[0-9a-f]+", "ID", text.replace(str(copy), "RESULTS"))
+
+    with tempfile.TemporaryDirectory() as scratch:
+        copy = Path(scratch) / "results"
+        shutil.copytree(results_dir, copy)
+        outputs = {}
+        for name, page in analyse(copy).items():
+            executed = nbformat.read(page.with_suffix(".ipynb"), as_version=4)
+            outputs[name] = [[same_every_time(o.text) if o.output_type == "stream" else
+                              {k: same_every_time(str(v)) for k, v in o.get("data", {}).items()}
+                              for o in cell.get("outputs", [])]
+                             for cell in executed.cells if cell.cell_type == "code"]
+    return outputs
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print(__doc__.rsplit("\n\n", 1)[-1].strip(), file=sys.stderr)
+        return 2
+    source, target = Path(argv[0]), Path(argv[1])
+    try:
+        rows = slim(source, target)
+    except HotlineError as e:
+        print(f"hotline: error: {e}", file=sys.stderr)
+        return 1
+    for name, (before, after) in rows.items():
+        print(f"{name}.parquet: {before} rows -> {after}")
+    full, slimmed = notebook_outputs(source), notebook_outputs(target)
+    differing = 0
+    for name, cells in full.items():
+        same = cells == slimmed[name]
+        differing += not same
+        print(f"{name}: {sum(map(len, cells))} outputs of {len(cells)} code cells: "
+              f"{'the same' if same else 'DIFFERENT'} on the slim results")
+    return 1 if differing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

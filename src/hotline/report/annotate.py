@@ -1,0 +1,208 @@
+"""./hotline annotate RUN FUNCTION: one function's instructions, perf
+annotate style: the C source lines interleaved with the instructions they
+produced, each instruction with its misses per level and cause, its data
+accesses, and the reads after partial writes it took part in (as the store
+or as the load).  Text, and an HTML page with the counts shaded.
+
+Source lines are those of the DWARF line tables (addr2line): inlined code
+shows the inlined source (bitops.h inside folio_unlock), as the tables do.
+"""
+
+import html
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from hotline.errors import HotlineError
+from hotline.report import render, tables as rt
+from hotline.report.run import Run, header
+from hotline.report.source import SourceText
+from hotline.results.schema import CAUSES, LEVELS
+
+SHORT = {"compulsory": "cmp", "capacity": "cap", "conflict": "cnf", "coherence": "coh",
+         "upgrade": "upg"}
+LEGEND = ", ".join(f"{v} {k}" for k, v in SHORT.items())
+
+
+@dataclass
+class Annotation:
+    function: str
+    start: int
+    size: int
+    levels: list[str]           # the levels with misses in the run
+    rows: list[dict]            # {"source": file:line, "text": ...} or an instruction
+    totals: dict[str, int]      # misses per level in the function
+    missing_source: str | None  # why source text is missing, if it is
+
+
+def miss_split(misses: pd.DataFrame, pcs: list[int]) -> dict[int, dict[str, dict[str, int]]]:
+    """{pc: {level: {cause: misses}}} for the given instructions."""
+    mine = misses[misses["pc"].isin(pcs)]
+    counts = mine.groupby(["pc", "level", "cause"])["count"].sum()
+    split: dict[int, dict[str, dict[str, int]]] = {}
+    for (pc, level, cause), n in counts.items():
+        split.setdefault(int(pc), {}).setdefault(level, {})[cause] = int(n)
+    return split
+
+
+def partial_writes(rapw: pd.DataFrame, pcs: set[int], function: str,
+                   partners: int = 3) -> dict[int, str]:
+    """{pc: what the reads after partial writes say of it}: as a store, how
+    many loads overlapped it, and the loads that did most; as a load, how
+    often it overlapped a partial store, and whose."""
+    notes: dict[int, list[str]] = {}
+
+    def place(symbol: str, offset: int, pc: int) -> str:
+        if symbol == function:
+            return f"+{offset:#x}"
+        return f"{symbol}+{offset:#x}" if symbol else f"{pc:#x}"
+
+    for role, mine, other in (("as the store, loaded by", "store", "load"),
+                              ("as the load, of stores by", "load", "store")):
+        hits = rapw[rapw[f"{mine}_pc"].isin(pcs)]
+        pairs = hits.groupby([f"{mine}_pc", f"{other}_pc", f"{other}_symbol",
+                              f"{other}_offset"])["count"].sum()
+        for pc, group in pairs.groupby(level=0):
+            group = group.sort_values(ascending=False, kind="stable")
+            named = [f"{place(s, o, p)} {int(n):,}" for (_, p, s, o), n in
+                     group.head(partners).items()]
+            more = f"; {len(group) - partners} more" if len(group) > partners else ""
+            notes.setdefault(int(pc), []).append(
+                f"{int(group.sum()):,} {role} {'; '.join(named)}{more}")
+    return {pc: " | ".join(v) for pc, v in notes.items()}
+
+
+def annotate(run: Run, function: str, source: SourceText | None = None) -> Annotation:
+    symbol = run.symbolizer.function_named(function)
+    if symbol is None:
+        busiest = rt.top_functions(run.tables, "L1D", 5)
+        raise HotlineError(f"no function '{function}' in the run's kernel "
+                           f"({run.kernel / 'vmlinux'}); its functions with most L1D "
+                           f"misses: {', '.join(busiest)}")
+    listing = run.disassembly.function(function)
+    pcs = sorted(listing)
+    lines = run.symbolizer.source_lines(pcs)
+    t = run.tables
+    split = miss_split(t.misses, pcs)
+    data = t.instructions[t.instructions["pc"].isin(pcs) & (t.instructions["kind"] != "fetch")]
+    accesses = data.groupby("pc")["accesses"].sum()
+    kinds = data.groupby("pc")["kind"].agg(lambda k: "/".join(sorted(set(k))))
+    rapw = partial_writes(t.rapw, set(pcs), function)
+    levels = [lv for lv in LEVELS if lv in set(t.misses["level"])]
+    source = source or SourceText.of_build(run.kernel)
+    rows, previous = [], None
+    for pc in pcs:
+        location = lines.get(pc, "")
+        if location and location != previous:
+            rows.append({"source": location, "text": source.line(location)})
+        previous = location or previous
+        by_level = split.get(pc, {})
+        rows.append({"pc": pc, "offset": pc - symbol.start, "instruction": listing[pc],
+                     "kind": kinds.get(pc, ""), "accesses": int(accesses.get(pc, 0)),
+                     "misses": {lv: by_level.get(lv, {}) for lv in levels},
+                     "partial writes": rapw.get(pc, "")})
+    totals = {lv: sum(sum(r["misses"][lv].values()) for r in rows if "pc" in r) for lv in levels}
+    return Annotation(function, symbol.start, symbol.size, levels, rows, totals, source.missing)
+
+
+def _count(row: dict, level: str) -> str:
+    n = sum(row["misses"][level].values())
+    return f"{n:,}" if n or row["accesses"] else ""
+
+
+def _causes(by_cause: dict[str, int]) -> str:
+    return " ".join(f"{SHORT[c]} {by_cause[c]}" for c in CAUSES if by_cause.get(c))
+
+
+def as_text(manifest: dict, a: Annotation) -> str:
+    out = [f"{k:9} {v}" for k, v in header(manifest)]
+    out += ["", f"{a.function} ({a.start:#x}, {a.size:#x} bytes): "
+            + ", ".join(f"{lv} {n:,}" for lv, n in a.totals.items()) + " misses",
+            f"Per instruction: misses per level, then the L1D and L2 misses by cause ({LEGEND});"
+            " data accesses; reads after partial writes. * instruction as patched at boot.",
+            ""]
+    if a.missing_source:
+        out += [f"(source text: {a.missing_source})", ""]
+    levels = "".join(f"{lv:>8}" for lv in a.levels)
+    # Each cause column as wide as its longest entry.
+    widths = {lv: max([len(f"{lv} causes"), *(len(_causes(r["misses"].get(lv, {})))
+                                               for r in a.rows if "pc" in r)]) + 2
+              for lv in ("L1D", "L2")}
+    out.append(f"{levels}  {'L1D causes':<{widths['L1D']}}{'L2 causes':<{widths['L2']}}"
+               f"{'accesses':>9}  {'address':<18}  instruction")
+    blank = " " * (8 * len(a.levels) + 2 + widths["L1D"] + widths["L2"] + 9)
+    for r in a.rows:
+        if "source" in r:
+            text = r["text"].strip() if r["text"] is not None else ""
+            out.append(f"{blank}  : {r['source']}  {text}")
+            continue
+        # Instructions that access data show their zeros; the others, blanks.
+        counts = "".join(f"{_count(r, lv):>8}" for lv in a.levels)
+        line = (f"{counts}  {_causes(r['misses'].get('L1D', {})):<{widths['L1D']}}"
+                f"{_causes(r['misses'].get('L2', {})):<{widths['L2']}}{r['accesses'] or '':>9}  "
+                f"{r['pc']:x}:  +{r['offset']:<#6x} {r['instruction']}")
+        if r["partial writes"]:
+            line += f"    [partial writes: {r['partial writes']}]"
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+ANNOTATE_STYLE = """.src td{color:#555;background:#f4f4f4;font-family:monospace;text-align:left}
+.insn td{font-family:monospace}.pw{color:#b00}"""
+
+
+def as_html(manifest: dict, a: Annotation) -> str:
+    top = max([sum(r["misses"][lv].values()) for r in a.rows if "pc" in r for lv in a.levels]
+              or [1]) or 1
+    heads = [*a.levels, *(f"{lv} {SHORT[c]}" for lv in ("L1D", "L2") if lv in a.levels
+                          for c in CAUSES), "accesses", "address", "offset", "instruction",
+             "partial writes"]
+    width = len(heads)
+    body = [f"<style>{ANNOTATE_STYLE}</style>",
+            f"<p>{a.function} ({a.start:#x}, {a.size:#x} bytes): "
+            + html.escape(", ".join(f"{lv} {n:,}" for lv, n in a.totals.items())) +
+            " misses. Source lines (grey) precede the instructions they produced; cells are "
+            "shaded by misses. * instruction as patched at boot.</p>"]
+    if a.missing_source:
+        body.append(f"<p>(source text: {html.escape(a.missing_source)})</p>")
+    body.append("<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in heads) + "</tr>")
+    for r in a.rows:
+        if "source" in r:
+            text = html.escape(r["text"] or "")
+            body.append(f'<tr class="src"><td colspan="{width}">{html.escape(r["source"])}: '
+                        f"<pre style=\"display:inline\">{text}</pre></td></tr>")
+            continue
+        cells = []
+        for lv in a.levels:
+            n = sum(r["misses"][lv].values())
+            shade = f' style="background:rgba(196,78,82,{0.1 + 0.9 * n / top:.2f})"' if n else ""
+            cells.append(f"<td{shade}>{_count(r, lv)}</td>")
+        for lv in ("L1D", "L2"):
+            if lv in a.levels:
+                cells += [f"<td>{r['misses'][lv].get(c, '') or ''}</td>" for c in CAUSES]
+        cells += [f"<td>{r['accesses'] or ''}</td>", f"<td>{r['pc']:x}</td>",
+                  f"<td>+{r['offset']:#x}</td>", f"<td>{html.escape(r['instruction'])}</td>",
+                  f'<td class="pw">{html.escape(r["partial writes"])}</td>']
+        body.append('<tr class="insn">' + "".join(cells) + "</tr>")
+    body.append("</table>")
+    return render.page(f"hotline annotate {a.function}", header(manifest), body)
+
+
+def write_annotation(run_dir: Path, function: str) -> tuple[str, Path, Path]:
+    """Annotate `function` of the run; text, and the paths of the text and
+    HTML written to the run directory's annotate/."""
+    run = Run.read(run_dir)
+    source = SourceText.of_build(run.kernel)
+    try:
+        a = annotate(run, function, source)
+    finally:
+        source.close()
+    text = as_text(run.manifest, a)
+    out = run_dir / "annotate"
+    out.mkdir(exist_ok=True)
+    name = render.file_name(function)
+    text_path, html_path = out / f"{name}.txt", out / f"{name}.html"
+    text_path.write_text(text)
+    html_path.write_text(as_html(run.manifest, a))
+    return text, text_path, html_path

@@ -1,0 +1,185 @@
+"""A page as a real browser renders it: headless Chromium (Debian's
+`chromium`), driven over the DevTools protocol (websocket-client), reports
+what the rendered page holds (the images and whether each loaded, the
+tables, the section titles) and takes a screenshot of it.
+
+Chromium runs with a fresh profile and everything that would reach the
+network turned off: on a machine without network it otherwise stalls on
+its background connections.  As root it needs --no-sandbox.
+"""
+
+import base64
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from hotline.errors import HotlineError
+
+FLAGS = ["--headless", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--disable-extensions",
+         "--disable-default-apps", "--hide-scrollbars", "--remote-debugging-port=0",
+         "--window-size=1280,1000"]
+START_S = 60            # for Chromium to open its DevTools port
+LOAD_S = 60             # for a page to finish loading
+SCREENSHOT_HEIGHT = 16000   # the tallest screenshot taken (pixels; Chromium's own limit is 16384)
+
+# What the page holds once loaded, every image decoded first.
+_INSPECT = """Promise.all([...document.images].map(i => i.decode().catch(() => null)))
+.then(() => JSON.stringify({
+  title: document.title,
+  images: [...document.images].map(i => ({alt: i.alt, complete: i.complete,
+                                          width: i.naturalWidth, height: i.naturalHeight})),
+  tables: document.querySelectorAll("table").length,
+  rows: document.querySelectorAll("tr").length,
+  headings: [...document.querySelectorAll("h1, h2")].map(h => h.textContent.trim()),
+  text: document.body ? document.body.innerText : ""}))"""
+
+
+def chromium() -> str | None:
+    """The Chromium binary, if installed."""
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@dataclass
+class Image:
+    alt: str
+    complete: bool
+    width: int
+    height: int
+
+    @property
+    def loaded(self) -> bool:
+        return self.complete and self.width > 0 and self.height > 0
+
+
+@dataclass
+class Rendered:
+    title: str
+    images: list[Image]
+    tables: int
+    rows: int
+    headings: list[str]
+    text: str
+    screenshot: Path | None
+
+
+class Browser:
+    """One headless Chromium, for as long as the `with` lasts."""
+
+    def __init__(self):
+        binary = chromium()
+        if binary is None:
+            raise HotlineError("chromium is not installed (scripts/apt-packages.txt lists it; "
+                               "./hotline test installs it)")
+        self.profile = Path(tempfile.mkdtemp(prefix="hotline-chromium-"))
+        flags = [*FLAGS, f"--user-data-dir={self.profile}"]
+        if os.geteuid() == 0:
+            flags.append("--no-sandbox")
+        self.log = open(self.profile.parent / f"{self.profile.name}.log", "w")
+        self.process = subprocess.Popen([binary, *flags, "about:blank"], stdin=subprocess.DEVNULL,
+                                        stdout=self.log, stderr=subprocess.STDOUT)
+        self._id = 0
+        self.socket = None
+        try:
+            self.port = self._port()
+        except BaseException:
+            self.close()
+            raise
+
+    def _port(self) -> int:
+        active = self.profile / "DevToolsActivePort"
+        deadline = time.monotonic() + START_S
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise HotlineError(f"chromium exited with status {self.process.returncode} "
+                                   f"before opening its DevTools port (log: {self.log.name})")
+            if active.is_file() and active.read_text().strip():
+                return int(active.read_text().split()[0])
+            time.sleep(0.2)
+        raise HotlineError(f"chromium opened no DevTools port in {START_S} s (log: "
+                           f"{self.log.name})")
+
+    def _page_socket(self):
+        import websocket
+        # Straight to localhost: no proxy from the environment.
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with opener.open(f"http://127.0.0.1:{self.port}/json/list", timeout=10) as r:
+            targets = json.load(r)
+        page = next(t for t in targets if t["type"] == "page")
+        # suppress_origin: Chromium refuses DevTools connections that send an Origin.
+        return websocket.create_connection(page["webSocketDebuggerUrl"], timeout=LOAD_S,
+                                           suppress_origin=True)
+
+    def call(self, method: str, **params) -> dict:
+        """One DevTools command; its result (events in between are skipped)."""
+        if self.socket is None:
+            self.socket = self._page_socket()
+        self._id += 1
+        self.socket.send(json.dumps({"id": self._id, "method": method, "params": params}))
+        while True:
+            message = json.loads(self.socket.recv())
+            if message.get("id") == self._id:
+                if "error" in message:
+                    raise HotlineError(f"chromium: {method}: {message['error'].get('message')}")
+                return message.get("result", {})
+
+    def render(self, page: Path, screenshot: Path | None = None) -> Rendered:
+        """Load a page, wait until it has loaded, and say what it holds;
+        with screenshot, write a PNG of the page (its first
+        SCREENSHOT_HEIGHT pixels) there."""
+        self.call("Page.enable")
+        self.call("Page.navigate", url=page.resolve().as_uri())
+        deadline = time.monotonic() + LOAD_S
+        while self._evaluate("document.readyState") != "complete":
+            if time.monotonic() > deadline:
+                raise HotlineError(f"{page}: not loaded after {LOAD_S} s in chromium")
+            time.sleep(0.2)
+        facts = json.loads(self._evaluate(_INSPECT, wait=True))
+        if screenshot is not None:
+            size = self.call("Page.getLayoutMetrics")["cssContentSize"]
+            height = min(int(size["height"]), SCREENSHOT_HEIGHT)
+            shot = self.call("Page.captureScreenshot", format="png", captureBeyondViewport=True,
+                             clip={"x": 0, "y": 0, "width": int(size["width"]),
+                                   "height": height, "scale": 1})
+            screenshot.write_bytes(base64.b64decode(shot["data"]))
+        return Rendered(facts["title"], [Image(**i) for i in facts["images"]], facts["tables"],
+                        facts["rows"], facts["headings"], facts["text"], screenshot)
+
+    def _evaluate(self, expression: str, wait: bool = False):
+        result = self.call("Runtime.evaluate", expression=expression, returnByValue=True,
+                           awaitPromise=wait)
+        if "exceptionDetails" in result:
+            raise HotlineError(f"chromium: the page's script failed: "
+                               f"{result['exceptionDetails'].get('text')}")
+        return result["result"].get("value")
+
+    def close(self) -> None:
+        if self.socket is not None:
+            self.socket.close()
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.log.close()
+        shutil.rmtree(self.profile, ignore_errors=True)
+        Path(self.log.name).unlink(missing_ok=True)
+
+    def __enter__(self) -> "Browser":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def render(page: Path, screenshot: Path | None = None) -> Rendered:
+    """One page in a browser of its own."""
+    with Browser() as browser:
+        return browser.render(page, screenshot)

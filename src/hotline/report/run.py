@@ -1,0 +1,155 @@
+"""A run as the report's commands read it: its manifest, its results tables
+and the kernel build it ran (symbols, disassembly, struct page's layout).
+Every command of report/ (report, annotate, diff, export) starts here, so
+that a damaged or failed run is refused the same way by all of them."""
+
+import json
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from hotline import paths
+from hotline.errors import HotlineError
+from hotline.kernel.build import kernel_directory
+from hotline.report import tables as rt
+from hotline.results.objects import announced_objects
+from hotline.results.symbols import Symbolizer
+from hotline.simulate import guest_log
+from hotline.sweep.done import latest_attempt, read_manifest
+from hotline.sweep.layout import record_path
+
+
+def find_run(name: str) -> Path:
+    """A run directory, given as a path or as a run id under the results tree."""
+    path = Path(name)
+    if (path / "manifest.json").is_file():
+        return path
+    found = sorted(paths.results_dir().glob(f"*/{name}/manifest.json"))
+    if len(found) == 1:
+        return found[0].parent
+    if found:
+        raise HotlineError(f"run id '{name}' is in {len(found)} experiments "
+                           f"({', '.join(str(f.parent) for f in found)}); give the directory")
+    raise HotlineError(f"no run '{name}': give a run directory (with a manifest.json) or the "
+                       f"id of a run under {paths.results_dir()}")
+
+
+def kernel_dir(manifest: dict) -> Path:
+    """The kernel build a run used, from its manifest (builds are cached by key)."""
+    kernel = manifest["inputs"]["kernel"]
+    directory = kernel_directory(kernel["variant"], kernel["key"])
+    if not (directory / "vmlinux").is_file():
+        raise HotlineError(f"the run's kernel build {directory.name} is not in the cache; "
+                           f"rebuild it with ./hotline build-kernel {kernel['variant']} "
+                           "(same inputs give the same key)")
+    return directory
+
+
+def redo(run_dir: Path) -> str:
+    """How to have a damaged run made again."""
+    run_id = run_dir.name.removesuffix(".failed")
+    record = run_dir.parent / record_path(run_id, max(latest_attempt(run_dir.parent, run_id), 1))
+    return (f"delete {run_dir}" + (f" and {record}" if record.exists() else "") +
+            " and run its experiment again (or run it with --rerun)")
+
+
+def read_run(run_dir: Path) -> dict:
+    """A run's manifest, if the run has tables to report; a one-line error
+    saying why not otherwise."""
+    try:
+        manifest = read_manifest(run_dir / "manifest.json")
+    except HotlineError as e:
+        raise HotlineError(f"{e}: the run is damaged: {redo(run_dir)}") from None
+    if manifest.get("status") == "failed":
+        raise HotlineError(f"{run_dir}: the run failed: {manifest.get('failure')}; a failed "
+                           f"run has no tables to report (its guest log: "
+                           f"{run_dir / guest_log.FILE})")
+    if "misses" not in (manifest.get("tables") or {}):
+        raise HotlineError(f"{run_dir} has no results tables: the report needs a run made "
+                           "with plugin = \"hotline-cache\"")
+    return manifest
+
+
+def header(manifest: dict) -> list[tuple[str, str]]:
+    """(name, value) lines that say what a run was."""
+    inputs = manifest["inputs"]
+    w = inputs["workload"]
+    return [("run", manifest["run_id"]),
+            ("kernel", f"{inputs['kernel']['variant']} (Linux {inputs['kernel']['version']}, "
+                       f"build {inputs['kernel']['key'][:16]})"),
+            ("system", f"{inputs['system']['name']}, {inputs['system']['spec']['cpus']} CPUs"),
+            ("workload", f"{w['name']} {w['scale']} "
+                         + " ".join(f"{k}={v}" for k, v in sorted(w["params"].items()))),
+            ("backend", f"{inputs['backend']['version']}, {inputs['backend']['mode']} mode, "
+                        f"plugin {inputs['backend']['plugin']['name']}"),
+            ("hotline", manifest["hotline"]["revision"])]
+
+
+@dataclass
+class Run:
+    """One run with what the report needs of it."""
+    directory: Path
+    manifest: dict
+    tables: rt.RunTables
+    kernel: Path            # the kernel build's directory
+
+    @classmethod
+    def read(cls, run_dir: Path) -> "Run":
+        manifest = read_run(run_dir)
+        tables = rt.RunTables.read(run_dir, f"the run is damaged: {redo(run_dir)}")
+        try:
+            kernel = kernel_dir(manifest)
+            header(manifest)
+        except (KeyError, TypeError) as e:
+            raise HotlineError(f"{run_dir / 'manifest.json'}: not a manifest the report can "
+                               f"read ({type(e).__name__}: {e}; written by another version "
+                               f"of hotline?): {redo(run_dir)}") from None
+        return cls(run_dir, manifest, tables, kernel)
+
+    @property
+    def run_id(self) -> str:
+        return self.manifest["run_id"]
+
+    @property
+    def variant(self) -> str:
+        return self.manifest["inputs"]["kernel"]["variant"]
+
+    @property
+    def cpus(self) -> int:
+        return int(self.manifest["inputs"]["system"]["spec"]["cpus"])
+
+    @property
+    def line_bytes(self) -> int:
+        return int(self.manifest["inputs"]["system"]["spec"].get("line_bytes", 64))
+
+    @cached_property
+    def symbolizer(self) -> Symbolizer:
+        return Symbolizer(self.kernel / "vmlinux")
+
+    @cached_property
+    def disassembly(self) -> rt.Disassembly:
+        return rt.Disassembly(self.symbolizer, self.tables.instructions)
+
+    @cached_property
+    def layout(self) -> dict:
+        """The build's struct page facts (layout.json)."""
+        return json.loads((self.kernel / "layout.json").read_text())
+
+    @cached_property
+    def kernel_symbols(self) -> dict[str, int]:
+        """Address of every symbol in the build's System.map, by name (the
+        first, where a name repeats)."""
+        starts: dict[str, int] = {}
+        for line in (self.kernel / "System.map").read_text().splitlines():
+            fields = line.split()
+            if len(fields) == 3:
+                starts.setdefault(fields[2], int(fields[0], 16))
+        return starts
+
+    @cached_property
+    def object_starts(self) -> dict[str, int]:
+        """Start address of every named data object: the dynamic ones the
+        kernel announced in this run's log, then the symbol table's."""
+        log = (self.directory / guest_log.FILE).read_text(errors="replace") \
+            if (self.directory / guest_log.FILE).is_file() else ""
+        return {**self.kernel_symbols, **{o.name: o.start for o in announced_objects(log)}}

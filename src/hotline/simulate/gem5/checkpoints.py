@@ -1,0 +1,211 @@
+"""Boot once, measure many: gem5 checkpoints at a workload's first region of
+interest, cached like kernels by a key of everything the guest's state there
+depends on.
+
+Booting is the expensive part of a gem5 run (atomic CPUs, about a MIPS), and
+the guest's state at the region does not depend on what measures it: the
+checkpoint holds no caches, so every cache geometry, measuring CPU model and
+repeat restores the same checkpoint.  What it does depend on is the key: the
+kernel, the guest image, the machine (CPUs, clock, memory, command line, and
+with it the workload and its parameters), the gem5 binary and the boot's
+config scripts.
+
+A checkpoint directory (HOTLINE_CACHE/gem5-checkpoints/KEY/) holds cpt/
+(gem5's checkpoint), guest.log (the console up to the checkpoint, which the
+run's guest log starts with), boot-stats.txt, vmemmap.json (the physical
+frames behind the struct pages, read from the guest's page tables in the
+checkpoint's memory) and checkpoint.json (its inputs and the boot's
+figures), written last: a directory without it is not a checkpoint.  The boot runs in the run directory's boot/ so that a failed
+boot leaves its logs with the run that needed it.
+"""
+
+import fcntl
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from hotline import paths
+from hotline.console import elapsed, say
+from hotline.errors import HotlineError
+from hotline.simulate.gem5 import params as gem5_params
+from hotline.simulate.gem5 import stats
+from hotline.simulate.gem5.checkpoint import symbol_paddr, vmemmap_mappings
+from hotline.simulate.gem5.physical_map import Segment
+from hotline.hashing import hash_files, hash_json, short
+from hotline.simulate import guest_log
+from hotline.simulate.supervise import supervise, write_command
+
+CHECKPOINTS = "gem5-checkpoints"
+CONFIGS = paths.CONFIGS / "gem5"
+BOOT_SCRIPT = CONFIGS / "hotline_boot.py"
+# The boot's own files: what the checkpoint's key names of hotline's config.
+BOOT_FILES = ("hotline_boot.py", "hotline_gem5/machine.py", "hotline_gem5/preflight.py",
+              "hotline_gem5/roi_exit_handlers.py", "hotline_gem5/run_params.py")
+CONSOLE = "board.pc.com_1.device"
+MARKER = "checkpoint.json"
+VMEMMAP = "vmemmap.json"
+# The kernel's top-level page table (swapper_pg_dir on x86-64).
+TOP_TABLE = "init_top_pgt"
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    key: str
+    directory: Path
+
+    @property
+    def cpt(self) -> Path:
+        return self.directory / "cpt"
+
+    @property
+    def console(self) -> Path:
+        return self.directory / "guest.log"
+
+    def exists(self) -> bool:
+        return (self.directory / MARKER).is_file()
+
+    def info(self) -> dict:
+        return json.loads((self.directory / MARKER).read_text())
+
+
+def checkpoint_inputs(machine, *, kernel_key: str, image_key: str, gem5_identity: str) -> dict:
+    """What the guest's state at the region depends on.  The kernel and the
+    image are named by their keys, not by their paths in the cache."""
+    described = gem5_params.run_params.to_dict(machine)
+    del described["vmlinux"], described["disk_image"]
+    return {"machine": described, "kernel": kernel_key, "guest_image": image_key,
+            "gem5": gem5_identity,
+            "boot_config": hash_files([CONFIGS / f for f in BOOT_FILES], CONFIGS)}
+
+
+def planned_checkpoint(inputs: dict) -> Checkpoint:
+    key = hash_json(inputs)
+    return Checkpoint(key, paths.cache_dir() / CHECKPOINTS / short(key))
+
+
+def ensure_checkpoint(inputs: dict, machine, *, gem5: Path, work: Path, timeout_s: int,
+                      label: str, kernel_dir: Path, cpus: int,
+                      workloads: list[str]) -> tuple[Checkpoint | None, str | None]:
+    """The cached checkpoint for these inputs, booting first if need be (in
+    work/boot/).  Returns it, or None and why the boot did not reach the
+    region."""
+    checkpoint = planned_checkpoint(inputs)
+    if checkpoint.exists():
+        say(f"{label}: checkpoint {short(checkpoint.key)} restored, no boot "
+            f"({checkpoint.directory})")
+        return checkpoint, None
+    checkpoint.directory.parent.mkdir(parents=True, exist_ok=True)
+    with open(checkpoint.directory.with_name(checkpoint.directory.name + ".lock"), "w") as lock:
+        # Runs that need the same checkpoint wait for one boot.
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if checkpoint.exists():
+            say(f"{label}: checkpoint booted meanwhile by another run, restored")
+            return checkpoint, None
+        failure = _boot(checkpoint, inputs, machine, gem5=gem5, boot_dir=work / "boot",
+                        timeout_s=timeout_s, label=label, kernel_dir=kernel_dir, cpus=cpus,
+                        workloads=workloads)
+    return (None, failure) if failure else (checkpoint, None)
+
+
+def _boot(checkpoint: Checkpoint, inputs: dict, machine, *, gem5: Path, boot_dir: Path,
+          timeout_s: int, label: str, kernel_dir: Path, cpus: int,
+          workloads: list[str]) -> str | None:
+    staging = checkpoint.directory.with_name(checkpoint.directory.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    shutil.rmtree(boot_dir, ignore_errors=True)
+    staging.mkdir()
+    boot_dir.mkdir(parents=True)
+    params = gem5_params.boot_params(machine, staging / "cpt")
+    (boot_dir / "boot-params.json").write_text(
+        json.dumps(gem5_params.run_params.to_dict(params), indent=2) + "\n")
+    cmd = [str(gem5), "--outdir=gem5", "--listener-mode=off", str(BOOT_SCRIPT),
+           "--params", "boot-params.json"]
+    write_command(boot_dir, cmd, "gem5 boot")
+    say(f"{label}: booting on gem5's atomic CPUs to the first region of interest "
+        f"(checkpoint {short(checkpoint.key)})")
+    console = boot_dir / "gem5" / CONSOLE
+    ended = supervise(cmd, boot_dir, log=boot_dir / "gem5.log", console=console,
+                      timeout_s=timeout_s, label=f"{label}: boot", poll_s=1)
+    if console.exists():
+        shutil.copyfile(console, boot_dir / "guest.log")
+    failure = _boot_failure(ended, boot_dir, cpus, workloads)
+    if failure:
+        shutil.rmtree(staging, ignore_errors=True)
+        return f"gem5 boot (logs in {boot_dir}): {failure}"
+    tick = json.loads((boot_dir / "gem5" / gem5_params.ROI_FILE).read_text())["checkpoint_tick"]
+    boot_stats = stats.parse_dumps((boot_dir / "gem5" / "stats.txt").read_text())
+    figures = boot_stats[-1] if boot_stats else {}
+    shutil.copyfile(boot_dir / "guest.log", staging / "guest.log")
+    try:
+        _write_vmemmap(staging, kernel_dir)
+    except HotlineError as e:
+        shutil.rmtree(staging, ignore_errors=True)
+        return f"reading the checkpoint's page tables: {e}"
+    shutil.copyfile(boot_dir / "gem5" / "stats.txt", staging / "boot-stats.txt")
+    info = {"key": checkpoint.key, "inputs": inputs, "tick": tick,
+            "boot_wall_seconds": round(ended.wall_s, 1),
+            "boot_instructions": figures.get("simInsts"),
+            "boot_host_seconds": figures.get("hostSeconds")}
+    (staging / MARKER).write_text(json.dumps(info, indent=2) + "\n")
+    staging.rename(checkpoint.directory)
+    say(f"{label}: booted to the region in {elapsed(ended.wall_s)}; checkpoint at tick "
+        f"{tick} in {checkpoint.directory}")
+    return None
+
+
+def _boot_failure(ended, boot_dir: Path, cpus: int, workloads: list[str]) -> str | None:
+    roi = boot_dir / "gem5" / gem5_params.ROI_FILE
+    if ended.killed_for:
+        return ended.killed_for
+    if ended.returncode != 0:
+        return f"gem5 exited with status {ended.returncode}: {last_error(boot_dir / 'gem5.log')}"
+    if not roi.is_file() or json.loads(roi.read_text())["checkpoint_tick"] is None:
+        log = boot_dir / "guest.log"
+        report = guest_log.parse(log.read_text(errors="replace") if log.exists() else "")
+        why = guest_log.failure_reason(report, cpus, workloads)
+        return "the guest ended before its first region of interest" + \
+            (f": {why}" if why else "")
+    return None
+
+
+def _write_vmemmap(staging: Path, kernel_dir: Path) -> None:
+    layout = json.loads((kernel_dir / "layout.json").read_text())
+    base = int(layout["symbols"]["vmemmap_base"], 16)
+    top = symbol_paddr(kernel_dir / "vmlinux", system_map_symbol(kernel_dir / "System.map",
+                                                                 TOP_TABLE))
+    found = vmemmap_mappings(staging / "cpt", top, base)
+    if not found:
+        raise HotlineError(f"no vmemmap mapping under {TOP_TABLE} at {top:#x}")
+    (staging / VMEMMAP).write_text(json.dumps(
+        [{"vaddr": hex(m.vaddr), "paddr": hex(m.paddr), "size": hex(m.size)} for m in found],
+        indent=1) + "\n")
+
+
+def vmemmap(checkpoint: Checkpoint) -> tuple[Segment, ...]:
+    """Where the struct pages were in physical memory at the checkpoint."""
+    return tuple(Segment(paddr=int(m["paddr"], 16), vaddr=int(m["vaddr"], 16),
+                         size=int(m["size"], 16))
+                 for m in json.loads((checkpoint.directory / VMEMMAP).read_text()))
+
+
+def system_map_symbol(system_map: Path, name: str) -> int:
+    for line in system_map.read_text().splitlines():
+        address, _, symbol = line.split()
+        if symbol == name:
+            return int(address, 16)
+    raise HotlineError(f"{system_map}: no symbol {name}")
+
+
+def last_error(log: Path) -> str:
+    """gem5's own reason for stopping: hotline's config's one-line error, a
+    fatal/panic line or failed assertion, or its last line."""
+    lines = log.read_text(errors="replace").strip().splitlines() if log.exists() else []
+    for line in reversed(lines):
+        if "hotline-gem5: error:" in line:
+            return line.split("hotline-gem5: error:", 1)[1].strip()
+    for line in reversed(lines):
+        if line.startswith(("fatal:", "panic:", "Exception", "RuntimeError")) or \
+                "Assertion" in line:
+            return line.strip()
+    return lines[-1] if lines else "(no output)"

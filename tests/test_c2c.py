@@ -1,0 +1,108 @@
+"""The shared-line (perf c2c style) tables, on small hand-written results
+tables whose answers are worked out by hand in the comments."""
+
+import pandas as pd
+
+from hotline.report.c2c import SharedLines
+
+PAGE_FIELDS = [("flags", 0, 8), ("lru", 8, 16), ("_refcount", 52, 4), ("next_line", 64, 8)]
+STARTS = {"jiffies": 0xffffffff82000000, "jiffies_64": 0xffffffff82000008,
+          "zone_table": 0xffffffff82000100}
+A, B, C, D, E, F, G, H = (0xffffffff81000000 + 0x100 * i for i in range(8))
+CODE = {A: ("f", 0x10), B: ("g", 0x20), C: ("h", 0x5), D: ("tick", 0x1), E: ("tick", 0x9),
+        F: ("other", 0x3), G: ("writer", 0x7), H: ("zone", 0x2)}
+
+
+def miss(cpu, pc, kind, obj, field, level, cause, count):
+    symbol, offset = CODE[pc]
+    return {"cpu": cpu, "pc": pc, "space": "kernel", "kind": kind, "symbol": symbol,
+            "offset": offset, "source_line": "", "object": obj, "field": field,
+            "level": level, "cause": cause, "count": count, "cycles": 10 * count}
+
+
+MISSES = pd.DataFrame([
+    miss(0, A, "read", "struct page", "flags", "L1D", "coherence", 5),
+    miss(1, A, "read", "struct page", "flags", "L1D", "coherence", 3),
+    miss(1, A, "read", "struct page", "flags", "L2", "coherence", 3),      # L2: not counted
+    miss(2, B, "rmw", "struct page", "flags", "L1D", "upgrade", 4),
+    miss(1, C, "write", "struct page", "_refcount", "L1D", "upgrade", 2),
+    miss(0, C, "write", "struct page", "_refcount", "L1D", "capacity", 50),  # not sharing
+    miss(3, A, "read", "struct page", "next_line", "L1D", "coherence", 6),  # the second line
+    miss(0, D, "read", "jiffies", "+0x0", "L1D", "coherence", 7),
+    miss(3, E, "write", "jiffies_64", "+0x0", "L1D", "upgrade", 1),
+    miss(2, H, "read", "zone_table", "+0x40", "L1D", "coherence", 2),
+    miss(0, F, "read", "kernel-other", "", "L1D", "coherence", 9),
+])
+COHERENCE = pd.DataFrame([
+    {"cpu": 0, "pc": A, "object": "struct page", "field": "flags", "thief_cpu": 2,
+     "thief_pc": B, "count": 5},
+    {"cpu": 1, "pc": A, "object": "struct page", "field": "flags", "thief_cpu": 2,
+     "thief_pc": B, "count": 3},
+    {"cpu": 3, "pc": A, "object": "struct page", "field": "next_line", "thief_cpu": 1,
+     "thief_pc": G, "count": 6},
+    {"cpu": 0, "pc": D, "object": "jiffies", "field": "+0x0", "thief_cpu": 3,
+     "thief_pc": E, "count": 7},
+    {"cpu": 2, "pc": H, "object": "zone_table", "field": "+0x40", "thief_cpu": 0,
+     "thief_pc": G, "count": 2},
+    {"cpu": 0, "pc": F, "object": "kernel-other", "field": "", "thief_cpu": 1,
+     "thief_pc": G, "count": 9},
+]).assign(symbol="", offset=0, thief_symbol=lambda c: [CODE[pc][0] for pc in c["thief_pc"]],
+          thief_offset=lambda c: [CODE[pc][1] for pc in c["thief_pc"]])
+
+
+def shared() -> SharedLines:
+    return SharedLines(MISSES, COHERENCE, PAGE_FIELDS, 64, STARTS)
+
+
+def test_one_row_per_line_most_shared_first():
+    lines = shared().lines().set_index("line")
+    # struct page's first line: coherence 5 + 3 (A; the L2 row is not a
+    # second miss), upgrades 4 (B) + 2 (C); its fields are those at bytes 0-63.
+    first = lines.loc["struct page+0x0"]
+    assert (first["coherence"], first["upgrade"]) == (8, 6)
+    assert (first["reading insns"], first["writing insns"]) == (1, 2)
+    assert first["CPUs"] == "0,1,2"
+    assert first["fields"] == "flags, lru, _refcount"
+    assert first["taken most by"] == "g+0x20 (8)"
+    # jiffies and jiffies_64 share the line at 0xffffffff82000000.
+    tick = lines.loc["0xffffffff82000000"]
+    assert (tick["coherence"], tick["upgrade"]) == (7, 1)
+    assert tick["fields"] == "jiffies+0x0, jiffies_64+0x0"
+    assert tick["CPUs"] == "0,3" and tick["taken most by"] == "tick+0x9 (7)"
+    # zone_table+0x40 is the line after the one its start is in.
+    assert lines.loc["0xffffffff82000140", "coherence"] == 2
+    assert lines.loc["struct page+0x40", "coherence"] == 6
+    assert lines.loc["kernel-other", "coherence"] == 9
+    # order: 14, 9, 8, 6, 2 events
+    assert list(lines.index) == ["struct page+0x0", "kernel-other", "0xffffffff82000000",
+                                 "struct page+0x40", "0xffffffff82000140"]
+
+
+def test_a_line_offset_by_offset_with_the_writes_that_took_it():
+    rows = shared().offsets("struct page+0x0")
+    got = [(r.offset, r.data, r.instruction, r.kind, r.CPUs, r.coherence, r.upgrade,
+            r._8) for r in rows.itertuples(index=False)]
+    # In offset order, and at one offset the most events first.
+    assert got == [
+        ("0x0", "struct page.flags", "f+0x10", "read", "0,1", 8, 0, 0),
+        # B as the thief of A's 8 misses (B's own misses say which field it
+        # writes: flags), and B's own upgrade miss.
+        ("0x0", "struct page.flags", "g+0x20", "write (thief)", "2", 0, 0, 8),
+        ("0x0", "struct page.flags", "g+0x20", "rmw", "2", 0, 4, 0),
+        ("0x34", "struct page._refcount", "h+0x5", "write", "1", 0, 2, 0),
+    ]
+
+
+def test_a_thief_that_never_missed_has_no_offset():
+    rows = shared().offsets("struct page+0x40")
+    thief = rows[rows["kind"] == "write (thief)"].iloc[0]
+    assert (thief["instruction"], thief["offset"], thief["data"], thief["took the line"]) == \
+        ("writer+0x7", "?", "", 6)
+
+
+def test_top_keeps_the_busiest_rows_in_offset_order():
+    rows = shared().offsets("struct page+0x0", top=2)
+    assert list(rows["instruction"]) == ["f+0x10", "g+0x20"]
+    assert list(rows["kind"]) == ["read", "write (thief)"]
+    rows = shared().offsets("struct page+0x0", top=3)
+    assert list(rows["kind"]) == ["read", "write (thief)", "rmw"]
