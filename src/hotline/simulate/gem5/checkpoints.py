@@ -60,7 +60,7 @@ class Checkpoint:
 
     @property
     def console(self) -> Path:
-        return self.directory / "guest.log"
+        return self.directory / guest_log.FILE
 
     def exists(self) -> bool:
         return (self.directory / MARKER).is_file()
@@ -128,7 +128,7 @@ def _boot(checkpoint: Checkpoint, inputs: dict, machine, *, gem5: Path, boot_dir
     ended = supervise(cmd, boot_dir, log=boot_dir / "gem5.log", console=console,
                       timeout_s=timeout_s, label=f"{label}: boot", poll_s=1)
     if console.exists():
-        shutil.copyfile(console, boot_dir / "guest.log")
+        shutil.copyfile(console, boot_dir / guest_log.FILE)
     failure = _boot_failure(ended, boot_dir, cpus, workloads)
     if failure:
         shutil.rmtree(staging, ignore_errors=True)
@@ -136,7 +136,7 @@ def _boot(checkpoint: Checkpoint, inputs: dict, machine, *, gem5: Path, boot_dir
     tick = json.loads((boot_dir / "gem5" / gem5_params.ROI_FILE).read_text())["checkpoint_tick"]
     boot_stats = stats.parse_dumps((boot_dir / "gem5" / "stats.txt").read_text())
     figures = boot_stats[-1] if boot_stats else {}
-    shutil.copyfile(boot_dir / "guest.log", staging / "guest.log")
+    shutil.copyfile(boot_dir / guest_log.FILE, staging / guest_log.FILE)
     try:
         _write_vmemmap(staging, kernel_dir)
     except HotlineError as e:
@@ -161,7 +161,7 @@ def _boot_failure(ended, boot_dir: Path, cpus: int, workloads: list[str]) -> str
     if ended.returncode != 0:
         return f"gem5 exited with status {ended.returncode}: {last_error(boot_dir / 'gem5.log')}"
     if not roi.is_file() or json.loads(roi.read_text())["checkpoint_tick"] is None:
-        log = boot_dir / "guest.log"
+        log = boot_dir / guest_log.FILE
         report = guest_log.parse(log.read_text(errors="replace") if log.exists() else "")
         why = guest_log.failure_reason(report, cpus, workloads)
         return "the guest ended before its first region of interest" + \
