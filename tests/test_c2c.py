@@ -106,3 +106,25 @@ def test_top_keeps_the_busiest_rows_in_offset_order():
     assert list(rows["kind"]) == ["read", "write (thief)"]
     rows = shared().offsets("struct page+0x0", top=3)
     assert list(rows["kind"]) == ["read", "write (thief)", "rmw"]
+
+
+def test_a_run_without_a_coherence_table_still_lists_its_upgrades(tmp_path):
+    """A gem5 run makes misses and roi only: the other tables read as empty,
+    and the shared lines come from the misses' causes alone."""
+    from hotline.report import tables as rt
+    MISSES.assign(run="r1").to_parquet(tmp_path / "misses.parquet")
+    pd.DataFrame({"run": "r1", "cpu": [0, 1], "instructions": [600, 400]}).to_parquet(
+        tmp_path / "roi.parquet")
+    t = rt.RunTables.read(tmp_path, made={"misses", "roi"})
+    assert t.absent == {"instructions", "coherence", "rapw"}
+    assert len(t.coherence) == 0 and set(rt.COLUMNS["coherence"]) <= set(t.coherence.columns)
+    assert len(rt.thieves(t, "flags", 5)) == 0
+    assert len(rt.partial_writes(t, 5, rt.Disassembly(None, t.instructions))) == 0
+    # L1D misses: 5+3+4+2+50+6+7+1+2+9 = 89 in 1000 instructions.
+    totals = rt.totals(t).set_index("level")
+    assert totals.loc["L1D", "misses"] == 89 and totals.loc["L1D", "per 1k instructions"] == 89
+    lines = SharedLines(t.misses, t.coherence, PAGE_FIELDS, 64, STARTS).lines().set_index("line")
+    # As in the test above, but no write is known to have taken a line.
+    assert tuple(lines.loc["struct page+0x0", ["coherence", "upgrade"]]) == (8, 6)
+    assert list(lines.index) == ["struct page+0x0", "kernel-other", "0xffffffff82000000",
+                                 "struct page+0x40", "0xffffffff82000140"]

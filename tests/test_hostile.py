@@ -226,7 +226,7 @@ def test_report_of_a_table_of_another_schema(tmp_path, capsys):
     run = report_ready_run(tmp_path)
     pd.DataFrame({"run": ["r1"], "pc": [1]}).to_parquet(run / "misses.parquet")
     err = fails(capsys, "report", str(run))
-    assert f"{run / 'misses.parquet'}: lacks the column(s) space, kind" in err
+    assert f"{run / 'misses.parquet'}: lacks the column(s) cpu, space, kind" in err
 
 
 def test_corrupt_index_in_analysis(tmp_path):

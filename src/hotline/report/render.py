@@ -58,13 +58,29 @@ def sections(run_dir: Path) -> tuple[dict, list[Section]]:
     thieves = rt.thieves(t, "flags", TOP)
     out.append(Section("page->flags: who stole it", "Coherence misses on page->flags: the "
                        "instruction that missed and the other CPU's write that invalidated "
-                       "the line.", thieves,
+                       "the line." + _unmeasured(run, "coherence"), thieves,
                        [_thief_picture(run, thieves)] if len(thieves) else []))
     out += _c2c_sections(run)
     out.append(Section("Reads after partial writes", "A load overlapping, but not contained "
-                       "in, a store still in the same CPU's store buffer.",
-                       rt.partial_writes(t, TOP, disasm)))
+                       "in, a store still in the same CPU's store buffer." +
+                       _unmeasured(run, "rapw"), rt.partial_writes(t, TOP, disasm)))
     return run.manifest, out
+
+
+# What a backend that does not make a table leaves out, said where the table
+# would be used.
+UNMEASURED = {
+    "coherence": "which write took each line away (the cache model's coherence table)",
+    "rapw": "the store buffer's read-after-partial-write events (the cache model's rapw "
+            "table; on gem5 O3 see gem5_partial_overlaps.parquet)",
+}
+
+
+def _unmeasured(run: Run, table: str) -> str:
+    if table not in run.tables.absent:
+        return ""
+    backend = run.manifest["inputs"]["backend"]["name"]
+    return f" Not measured: backend {backend} does not record {UNMEASURED[table]}."
 
 
 def _top_picture(top: pd.DataFrame, level: str) -> pic.Picture:
@@ -107,7 +123,8 @@ def _c2c_sections(run: Run) -> list[Section]:
     out = [Section("Shared cache lines (c2c)", "Every data line with coherence misses or "
                    "upgrades (perf c2c style), most first. struct page's lines are those of "
                    "all pages together, by field; kernel-other and user lines are not told "
-                   "apart (the tables keep no address for them).", lines)]
+                   "apart (the tables keep no address for them)." +
+                   _unmeasured(run, "coherence"), lines)]
     for key in lines["line"].head(C2C_LINES):
         out.append(Section(f"Shared line {key}", f"Per offset: the instructions that missed "
                            "on it (coherence, upgrade) and the CPUs that ran them; then the "

@@ -96,7 +96,8 @@ class Run:
     @classmethod
     def read(cls, run_dir: Path) -> "Run":
         manifest = read_run(run_dir)
-        tables = rt.RunTables.read(run_dir, f"the run is damaged: {redo(run_dir)}")
+        tables = rt.RunTables.read(run_dir, f"the run is damaged: {redo(run_dir)}",
+                                   made=set(manifest["tables"]))
         try:
             kernel = kernel_dir(manifest)
             header(manifest)

@@ -20,15 +20,18 @@ _OBJDUMP_LINE = re.compile(r"^\s*([0-9a-f]+):\t([0-9a-f ]+?)\s*\t(.*)$")
 
 # The columns of each results table that the report reads.
 COLUMNS = {
-    "misses": ["pc", "space", "kind", "symbol", "offset", "source_line", "object", "field",
+    "misses": ["cpu", "pc", "space", "kind", "symbol", "offset", "source_line", "object", "field",
                "level", "cause", "count", "cycles"],
     "instructions": ["pc", "bytes"],
-    "coherence": ["pc", "symbol", "offset", "object", "field", "thief_pc", "thief_symbol",
-                  "thief_offset", "count"],
+    "coherence": ["cpu", "pc", "symbol", "offset", "object", "field", "thief_cpu", "thief_pc",
+                  "thief_symbol", "thief_offset", "count"],
     "rapw": ["store_pc", "store_symbol", "store_offset", "load_pc", "load_symbol",
              "load_offset", "count"],
     "roi": ["instructions"],
 }
+# The types of the columns that are not integers, for an absent table's empty frame.
+DTYPES = {"bytes": "string", "symbol": "string", "object": "string", "field": "string",
+          "thief_symbol": "string", "store_symbol": "string", "load_symbol": "string"}
 
 
 def read_table(path: Path, columns: list[str], fix: str) -> pd.DataFrame:
@@ -55,11 +58,21 @@ class RunTables:
     coherence: pd.DataFrame
     rapw: pd.DataFrame
     roi: pd.DataFrame
+    # The tables the run's backend does not make (gem5: instructions,
+    # coherence, rapw), present here empty so that every section can be
+    # computed; the report says which it could not fill.
+    absent: frozenset[str] = frozenset()
 
     @classmethod
-    def read(cls, run_dir: Path, fix: str = "make the run again") -> "RunTables":
-        return cls(*(read_table(run_dir / f"{name}.parquet", columns, fix)
-                     for name, columns in COLUMNS.items()))
+    def read(cls, run_dir: Path, fix: str = "make the run again",
+             made: "set[str] | None" = None) -> "RunTables":
+        """The run's tables; `made`: the names its manifest lists (None: all)."""
+        made = set(COLUMNS) if made is None else made
+        return cls(*(read_table(run_dir / f"{name}.parquet", columns, fix) if name in made
+                     else pd.DataFrame({c: pd.Series(dtype=DTYPES.get(c, "int64"))
+                                        for c in columns})
+                     for name, columns in COLUMNS.items()),
+                   absent=frozenset(set(COLUMNS) - made))
 
 
 def _where(symbol: str, offset: int, pc: int) -> str:

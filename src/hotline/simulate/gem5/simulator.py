@@ -138,14 +138,23 @@ def read_regions(out: Path) -> list[tuple[int, int | None]]:
 
 
 def collect(run_dir: Path, run_id: str, params, kernel_dir: Path,
-            checkpoint: checkpoints.Checkpoint) -> dict:
-    """Turn gem5's outputs in run_dir/gem5 into hotline's tables in run_dir.
-    Returns a short account for the manifest."""
+            checkpoint: checkpoints.Checkpoint) -> tuple[dict[str, Path], dict]:
+    """Turn gem5's outputs in run_dir/gem5 into hotline's tables in run_dir:
+    the results tables every backend makes (results/schema.py) that gem5 can
+    fill, by name, and a short account for the manifest."""
     out = run_dir / OUTDIR
     regions = read_regions(out)
     long = stats.read_stats(out / "stats.txt", run_id, len(regions))
     long.to_parquet(run_dir / "gem5_stats.parquet", index=False)
-    stats.core_summary(long).to_parquet(run_dir / "gem5_core_stats.parquet", index=False)
+    cores = stats.core_summary(long)
+    cores.to_parquet(run_dir / "gem5_core_stats.parquet", index=False)
+    # roi.parquet as the QEMU backend writes it: instructions per CPU inside
+    # the regions (gem5's committed instructions, summed over the regions).
+    roi = cores.groupby("cpu", as_index=False)["committed_insts"].sum()
+    pd.DataFrame({"run": run_id, "cpu": roi["cpu"].astype("int64"),
+                  "instructions": roi["committed_insts"].fillna(0).astype("int64")}).to_parquet(
+        run_dir / "roi.parquet", index=False)
+    tables = {"roi": run_dir / "roi.parquet"}
     account = {"regions": len(regions), "checkpoint": checkpoint.key}
     traces = params.traces
     if traces is not None:
@@ -169,6 +178,7 @@ def collect(run_dir: Path, run_id: str, params, kernel_dir: Path,
         log = run_dir / SERIAL_LOG
         attribute(raw, kernel_dir, run_id, log.read_text(errors="replace")).to_parquet(
             run_dir / "misses.parquet", index=False)
+        tables["misses"] = run_dir / "misses.parquet"
         account["trace_bytes"] = sum(f.stat().st_size for f in trace_dir.iterdir())
     if params.lsq_debug_flags:
         trace = out / gem5_params.LSQ_TRACE
@@ -177,7 +187,7 @@ def collect(run_dir: Path, run_id: str, params, kernel_dir: Path,
         partial.insert(0, "run", pd.Series([run_id] * len(partial), dtype="string"))
         partial.to_parquet(run_dir / "gem5_partial_overlaps.parquet", index=False)
         account["partial_overlap_replays"] = int(partial["count"].sum())
-    return account
+    return tables, account
 
 
 def simulate(run_dir: Path, *, run_id: str, system: SystemSpec, kernel_dir: Path,
@@ -211,6 +221,7 @@ def simulate(run_dir: Path, *, run_id: str, system: SystemSpec, kernel_dir: Path
     if outcome.failure:
         return outcome, {"checkpoint": checkpoint.key}
     try:
-        return outcome, collect(run_dir, run_id, params, kernel_dir, checkpoint)
+        tables, account = collect(run_dir, run_id, params, kernel_dir, checkpoint)
+        return dataclasses.replace(outcome, tables=tables), account
     except HotlineError as e:
         return dataclasses.replace(outcome, failure=f"reading gem5's outputs: {e}"), {}
