@@ -540,6 +540,81 @@ static void account(uint32_t core, uint64_t pc, uint64_t vaddr, uint64_t paddr, 
 	}
 }
 
+/*
+ * What the plugin does with an executed block and with a data access once
+ * it knows the executing core: everything after QEMU's part.  bench/replay.c
+ * drives these two with a recorded stream (HOTLINE_CACHE_TRACE below), to
+ * measure the model and the accounting without QEMU.
+ */
+static void block_executed(uint32_t core, const struct block *b)
+{
+	icount[core] += b->insns;
+	if (in_roi) {
+		uint64_t offset = b->vaddr >= KERNEL_TEXT_MAP ? KERNEL_TEXT_MAP : 0;
+
+		roi_icount[core] += b->insns;
+		for (uint64_t line = b->vaddr / config.line_bytes;
+		     line <= (b->end - 1) / config.line_bytes; line++)
+			account(core, b->vaddr, line * config.line_bytes,
+				line * config.line_bytes - offset, config.line_bytes, KIND_FETCH,
+				&b->first->stats[KIND_FETCH]);
+	}
+}
+
+static void data_access(uint32_t core, struct insn *n, uint64_t vaddr, uint64_t paddr,
+			uint32_t size, int store)
+{
+	enum kind kind = store ? KIND_WRITE : KIND_READ;
+
+	if (n->locked) {
+		kind = KIND_RMW;
+		if (!store) {
+			pending_rmw[core] = n;		/* round-robin: the read */
+		} else if (pending_rmw[core] == n) {
+			pending_rmw[core] = NULL;	/* round-robin: its write */
+			return;
+		}
+	}
+	account(core, n->pc, vaddr, paddr, size, kind, &n->stats[kind]);
+}
+
+#ifdef HOTLINE_CACHE_TRACE
+/*
+ * Measurement only (bench/README.md): built with -DHOTLINE_CACHE_TRACE, the
+ * plugin also writes the first HOTLINE_CACHE_TRACE_MAX blocks and accesses
+ * of the regions of interest, with their core, to OUT.trace
+ * (struct trace_event, bench/replay.c reads it).
+ */
+#ifndef HOTLINE_CACHE_TRACE_MAX
+#define HOTLINE_CACHE_TRACE_MAX 20000000
+#endif
+struct trace_event {
+	uint8_t type;		/* 'B' block, 'A' access */
+	uint8_t core, store, locked;
+	uint32_t size;		/* access: bytes; block: instructions */
+	uint64_t pc;		/* block: its start */
+	uint64_t vaddr;		/* block: its end */
+	uint64_t paddr;
+};
+static FILE *trace_file;
+static uint64_t trace_events;
+
+static void trace(struct trace_event e)
+{
+	if (!trace_file) {
+		char path[4096];
+
+		snprintf(path, sizeof(path), "%s.trace", out_path);
+		trace_file = fopen(path, "w");
+	}
+	if (trace_file && in_roi && trace_events++ < HOTLINE_CACHE_TRACE_MAX)
+		fwrite(&e, sizeof(e), 1, trace_file);
+}
+#define TRACE(...) trace((struct trace_event){ __VA_ARGS__ })
+#else
+#define TRACE(...) ((void)0)
+#endif
+
 static void on_block(unsigned int vcpu_index, void *udata)
 {
 	struct block *b = udata;
@@ -556,17 +631,8 @@ static void on_block(unsigned int vcpu_index, void *udata)
 		find_core(b->vaddr);
 	core = cpu_from_guest ? current_core : vcpu_index;
 	if (core < config.cores) {
-		icount[core] += b->insns;
-		if (in_roi) {
-			uint64_t offset = b->vaddr >= KERNEL_TEXT_MAP ? KERNEL_TEXT_MAP : 0;
-
-			roi_icount[core] += b->insns;
-			for (uint64_t line = b->vaddr / config.line_bytes;
-			     line <= (b->end - 1) / config.line_bytes; line++)
-				account(core, b->vaddr, line * config.line_bytes,
-					line * config.line_bytes - offset, config.line_bytes,
-					KIND_FETCH, &b->first->stats[KIND_FETCH]);
-		}
+		TRACE('B', core, 0, 0, b->insns, b->vaddr, b->end, 0);
+		block_executed(core, b);
 	}
 	model_unlock();
 }
@@ -576,8 +642,6 @@ static void on_access(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint6
 {
 	struct insn *n = udata;
 	struct qemu_plugin_hwaddr *hw;
-	int store = qemu_plugin_mem_is_store(info);
-	enum kind kind = store ? KIND_WRITE : KIND_READ;
 	uint32_t core;
 
 	if (!__atomic_load_n(&in_roi, __ATOMIC_RELAXED))
@@ -587,23 +651,16 @@ static void on_access(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint6
 		return;
 	model_lock();
 	core = cpu_from_guest ? current_core : vcpu_index;
-	if (core >= config.cores)
-		goto unlock;
-	if (n->locked) {
-		kind = KIND_RMW;
-		if (!store) {
-			pending_rmw[core] = n;		/* round-robin: the read */
-		} else if (pending_rmw[core] == n) {
-			pending_rmw[core] = NULL;	/* round-robin: its write */
-			goto unlock;
-		}
+	if (core < config.cores) {
+		uint64_t paddr = qemu_plugin_hwaddr_phys_addr(hw);
+		uint32_t size = 1u << qemu_plugin_mem_size_shift(info);
+		int store = qemu_plugin_mem_is_store(info);
+
+		TRACE('A', core, store, n->locked, size, n->pc, vaddr, paddr);
+		data_access(core, n, vaddr, paddr, size, store);
 	}
-	account(core, n->pc, vaddr, qemu_plugin_hwaddr_phys_addr(hw),
-		1u << qemu_plugin_mem_size_shift(info), kind, &n->stats[kind]);
-unlock:
 	model_unlock();
 }
-
 
 static void on_marker(unsigned int vcpu_index, void *udata)
 {
