@@ -16,6 +16,7 @@
  * running it (docs/qemu-notes.md).  A base is mapped to a CPU number by
  * reading the kernel's per-CPU variable cpu_number (its offset in the
  * per-CPU area given as cpu_number=) the first time that CPU runs kernel code.
+ * The base is read only after QEMU switched vCPUs (follow_core).
  *
  * Data accesses use the guest-physical address.  An access by a LOCK-prefixed
  * instruction, or XCHG with a memory operand, is one locked read-modify-write
@@ -57,6 +58,7 @@
  * it was cut short.  A write that fails (a full disk) fails the run: QEMU
  * exits with status 1 after one line naming the file (see fail_run).
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -452,26 +454,68 @@ static int core_of_base(uint64_t base, uint32_t *core)
 	return 0;
 }
 
-static void find_core(uint64_t block_vaddr)
+/*
+ * Sets current_core from the running CPU's per-CPU base; true if the base
+ * named a CPU.  Otherwise current_core is left as it was: before the
+ * per-CPU areas exist (early boot, outside any region), and in kernel code
+ * that runs with the user's GS base (entry code before swapgs, exit code
+ * after it).
+ */
+static int find_core(uint64_t block_vaddr)
 {
 	int kernel = block_vaddr >= KERNEL_START;
 	uint64_t base = read_register(kernel ? reg_gs : reg_kgs);
 	uint32_t number = 0;
 
-	/* Before the per-CPU areas exist the base is not a kernel address:
-	 * keep the last known CPU (early boot is outside any region). */
-	if (base < KERNEL_START || core_of_base(base, &current_core) || !kernel ||
-	    nbases == MAX_BASES)
-		return;
+	if (base < KERNEL_START)
+		return 0;
+	if (core_of_base(base, &current_core))
+		return 1;
+	if (!kernel || nbases == MAX_BASES)
+		return 0;
 	g_byte_array_set_size(reg_buf, 0);
 	if (!qemu_plugin_read_memory_vaddr(base + cpu_number_offset, reg_buf, 4))
-		return;
+		return 0;
 	memcpy(&number, reg_buf->data, 4);
 	if (number >= config.cores)
-		return;
+		return 0;
 	bases[nbases] = base;
 	base_core[nbases++] = number;
 	current_core = number;
+	return 1;
+}
+
+/*
+ * Reading a register costs more than the rest of a block's callback, so it
+ * is read only when the running vCPU may have changed.  QEMU keeps the vCPU
+ * it is running in its thread-local variable current_cpu (the CPUState that
+ * qemu_plugin_read_register reads); Debian's QEMU exports it, though it is
+ * not part of the plugin API.  Round-robin TCG runs every vCPU on one
+ * thread, so its address is looked up once, on that thread.  While the same
+ * vCPU runs, a block reads no register: find_core would give the core it
+ * gave last (the same base, or an unusable one, which keeps the core).  After
+ * a switch, blocks read the register until one settles the core, exactly
+ * as every block did before.  Without the symbol every block reads it.
+ */
+static void *const *running_cpu;	/* &current_cpu on the vCPU thread, or NULL */
+static pthread_t running_cpu_thread;
+static int running_cpu_looked_up;
+static const void *settled_cpu;		/* the vCPU find_core last settled on */
+
+static void follow_core(uint64_t block_vaddr)
+{
+	const void *cpu = NULL;
+
+	if (!running_cpu_looked_up) {
+		running_cpu = dlsym(RTLD_DEFAULT, "current_cpu");
+		running_cpu_thread = pthread_self();
+		running_cpu_looked_up = 1;
+	}
+	if (running_cpu && pthread_equal(pthread_self(), running_cpu_thread))
+		cpu = *running_cpu;
+	if (cpu && cpu == settled_cpu)
+		return;
+	settled_cpu = find_core(block_vaddr) ? cpu : NULL;
 }
 
 static void on_vcpu_init(qemu_plugin_id_t id, unsigned int vcpu_index)
@@ -628,7 +672,7 @@ static void on_block(unsigned int vcpu_index, void *udata)
 		return;
 	model_lock();
 	if (cpu_from_guest)
-		find_core(b->vaddr);
+		follow_core(b->vaddr);
 	core = cpu_from_guest ? current_core : vcpu_index;
 	if (core < config.cores) {
 		TRACE('B', core, 0, 0, b->insns, b->vaddr, b->end, 0);
@@ -673,7 +717,7 @@ static void on_marker(unsigned int vcpu_index, void *udata)
 		/* Outside the regions on_block stops following the CPU: find it
 		 * for the rest of this block.  Markers run in user mode. */
 		if (in_roi && cpu_from_guest)
-			find_core(0);
+			follow_core(0);
 	} else if (op == ROI_RESET) {
 		reset_counters();
 	} else if (op == ROI_DUMP) {
