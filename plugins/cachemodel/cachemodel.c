@@ -274,6 +274,20 @@ struct store {
 	uint32_t size;
 };
 
+/*
+ * Most loads overlap no store in the buffer.  Per core, for each 4-byte
+ * granule (hashed into STORE_FILTER slots), the youngest store that touched
+ * it: its number among the core's stores (from 1) and its instruction count.
+ * A load whose granules' slots hold no store still in the ring and in the
+ * window overlaps none, and skips the walk; a collision only costs a walk.
+ */
+#define STORE_GRANULE_SHIFT 2
+#define STORE_FILTER 512
+
+struct store_filter {
+	uint64_t number, icount;
+};
+
 struct core {
 	struct cache l1i, l1d, l2;
 	/*
@@ -289,6 +303,8 @@ struct core {
 	struct stolen *stolen;
 	struct store *stores;	/* ring of store_buffer_entries */
 	uint32_t next_store, stores_used;
+	uint64_t stores_made;	/* ever: the number of the youngest */
+	struct store_filter store_filter[STORE_FILTER];
 };
 
 struct cm_model {
@@ -641,15 +657,55 @@ static void access_line_slow(struct cm_model *m, uint32_t core, uint64_t pc, uin
 
 /* ---- store buffer ------------------------------------------------------- */
 
+/* The granules an access of `size` bytes at addr touches (a store of 0
+ * bytes marks its address's; a load of 0 bytes overlaps nothing partially). */
+static uint64_t first_granule(uint64_t addr)
+{
+	return addr >> STORE_GRANULE_SHIFT;
+}
+
+static uint64_t last_granule(uint64_t addr, uint32_t size)
+{
+	return (addr + (size ? size : 1) - 1) >> STORE_GRANULE_SHIFT;
+}
+
+/*
+ * The youngest store that may overlap the load, still in the ring and in the
+ * window: its number, or 0 if none can.  Every overlapping store touched one
+ * of the load's granules, so none is younger than this one.
+ */
+static uint64_t youngest_overlap(struct cm_model *m, struct core *c, uint64_t addr,
+				 uint32_t size, uint64_t icount)
+{
+	uint64_t youngest = 0;
+
+	if (!size)
+		return 0;
+	for (uint64_t g = first_granule(addr), last = last_granule(addr, size); g <= last; g++) {
+		const struct store_filter *f = &c->store_filter[g % STORE_FILTER];
+
+		if (f->number > youngest && c->stores_made - f->number < c->stores_used &&
+		    icount - f->icount <= m->cfg.store_buffer_window)
+			youngest = f->number;
+	}
+	return youngest;
+}
+
 static void check_partial_write(struct cm_model *m, struct core *c, uint64_t addr, uint32_t size,
 				uint64_t icount, struct cm_result *r)
 {
-	uint32_t n = m->cfg.store_buffer_entries;
+	uint32_t n = m->cfg.store_buffer_entries, younger, i;
+	uint64_t youngest = youngest_overlap(m, c, addr, size, icount);
 
+	if (!youngest)
+		return;
 	/* Youngest first: the youngest overlapping store is the one the load
-	 * would forward from. */
-	for (uint32_t k = 1; k <= c->stores_used; k++) {
-		struct store *s = &c->stores[(c->next_store + n - k) % n];
+	 * would forward from.  The younger ones (all in the window) cannot
+	 * overlap, and are skipped. */
+	younger = (uint32_t)(c->stores_made - youngest);
+	i = c->next_store >= younger ? c->next_store - younger : c->next_store + n - younger;
+	for (uint32_t k = younger + 1; k <= c->stores_used; k++) {
+		struct store *s = &c->stores[i = i ? i - 1 : n - 1];
 
 		if (icount - s->icount > m->cfg.store_buffer_window)
 			return;
@@ -669,9 +725,12 @@ static void record_store(struct cm_model *m, struct core *c, uint64_t pc, uint64
 	uint32_t n = m->cfg.store_buffer_entries;
 
 	c->stores[c->next_store] = (struct store){ addr, pc, icount, size };
-	c->next_store = (c->next_store + 1) % n;
+	c->next_store = c->next_store + 1 == n ? 0 : c->next_store + 1;
 	if (c->stores_used < n)
 		c->stores_used++;
+	c->stores_made++;
+	for (uint64_t g = first_granule(addr), last = last_granule(addr, size); g <= last; g++)
+		c->store_filter[g % STORE_FILTER] = (struct store_filter){ c->stores_made, icount };
 }
 
 /* ---- the interface ------------------------------------------------------ */
