@@ -310,6 +310,7 @@ struct core {
 struct cm_model {
 	struct cm_config cfg;
 	uint32_t line_shift;
+	uint32_t latency[CM_NSOURCES];	/* by enum cm_source */
 	struct core *cores;
 	struct cache l3;
 	bool has_l3;
@@ -361,6 +362,11 @@ struct cm_model *cm_new(const struct cm_config *cfg)
 	m->cfg = *cfg;
 	while ((1u << m->line_shift) < cfg->line_bytes)
 		m->line_shift++;
+	m->latency[CM_FROM_L1] = cfg->l1d.latency;
+	m->latency[CM_FROM_L2] = cfg->l2.latency;
+	m->latency[CM_FROM_L3] = cfg->l3.latency;
+	m->latency[CM_FROM_PEER] = cfg->peer_latency;
+	m->latency[CM_FROM_MEMORY] = cfg->memory_latency;
 	m->cores = calloc(cfg->cores, sizeof(*m->cores));
 	for (uint32_t i = 0; i < cfg->cores; i++) {
 		struct core *c = &m->cores[i];
@@ -527,14 +533,8 @@ static void fill_l1(struct cache *l1, uint64_t line)
 /* Who served the access, and so its latency. */
 static void set_source(struct cm_model *m, struct cm_result *r, uint8_t source)
 {
-	const uint32_t latency[] = {
-		[CM_FROM_L1] = m->cfg.l1d.latency, [CM_FROM_L2] = m->cfg.l2.latency,
-		[CM_FROM_L3] = m->cfg.l3.latency, [CM_FROM_PEER] = m->cfg.peer_latency,
-		[CM_FROM_MEMORY] = m->cfg.memory_latency,
-	};
-
 	r->source = source;
-	r->cycles = latency[source];
+	r->cycles = m->latency[source];
 }
 
 static void access_line_slow(struct cm_model *m, uint32_t core, uint64_t pc, uint64_t line,
@@ -549,7 +549,7 @@ static void access_line(struct cm_model *m, uint32_t core, uint64_t pc, uint64_t
 
 	if (me->mru[data] == line + 1 && (!write || me->mru_modified)) {
 		r->l1 = CM_HIT;
-		set_source(m, r, CM_FROM_L1);
+		r->source = CM_FROM_L1;
 		r->cycles = data ? me->l1d.latency : me->l1i.latency;
 		return;
 	}
@@ -566,11 +566,23 @@ static void access_line_slow(struct cm_model *m, uint32_t core, uint64_t pc, uin
 	struct core *me = &m->cores[core];
 	struct cache *l1 = kind == CM_IFETCH ? &me->l1i : &me->l1d;
 	bool write = kind == CM_STORE || kind == CM_RMW;
-	struct probe p1 = probe(l1, line), p2, p3;
-	struct way *mine = cache_find(&me->l2, line);	/* the core's state */
+	struct probe p1, p2, p3;
+	struct way *mine;	/* the core's state, in its L2 */
 
+	/* An L1 hit: the line was seen when it came in, so only the shadow
+	 * and the way's recency change. */
+	p1.way = cache_find(l1, line);
+	p1.shadow_hit = shadow_access(&l1->shadow, line);
 	if (p1.way) {
-		if (write && mine->state == SHARED) {
+		cache_touch(l1, p1.way);
+		if (!write) {
+			r->l1 = CM_HIT;
+			set_source(m, r, CM_FROM_L1);
+			r->cycles = l1->latency;
+			return;
+		}
+		mine = cache_find(&me->l2, line);
+		if (mine->state == SHARED) {
 			r->l1 = CM_UPGRADE;
 			invalidate_others(m, core, line, pc);
 			mine->state = MODIFIED;
@@ -578,13 +590,13 @@ static void access_line_slow(struct cm_model *m, uint32_t core, uint64_t pc, uin
 			r->cycles = m->cfg.peer_latency;
 			return;
 		}
-		if (write)
-			mine->state = MODIFIED;
+		mine->state = MODIFIED;
 		r->l1 = CM_HIT;
 		set_source(m, r, CM_FROM_L1);
 		r->cycles = l1->latency;
 		return;
 	}
+	p1.first = !seen_test_and_set(&l1->seen, line);
 	r->l1 = classify(me, p1.first, p1.shadow_hit, line, r);
 
 	p2 = probe(&me->l2, line);
@@ -748,6 +760,10 @@ void cm_access(struct cm_model *m, uint32_t core, uint64_t pc, uint64_t paddr, u
 		check_partial_write(m, c, paddr, size, icount, result);
 	if (kind == CM_STORE || kind == CM_RMW)
 		record_store(m, c, pc, paddr, size, icount);
+	if (first == last) {
+		access_line(m, core, pc, first, kind, result);
+		return;
+	}
 	for (uint64_t line = first; line <= last; line++) {
 		struct cm_result r = *result;
 
