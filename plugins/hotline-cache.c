@@ -81,6 +81,7 @@ static struct cm_config config = {
 	.cores = 1, .line_bytes = 64, .store_buffer_entries = 32, .store_buffer_window = 64,
 };
 static const char *out_path;
+static uint32_t line_shift;		/* log2(line_bytes) */
 static int cpu_from_guest;
 static uint64_t cpu_number_offset;
 static uint64_t vmemmap_base;
@@ -96,10 +97,15 @@ static const char *const kind_names[NKINDS] = {
 	[KIND_READ] = "read", [KIND_WRITE] = "write", [KIND_RMW] = "rmw", [KIND_FETCH] = "fetch",
 };
 
-/* Counts per (instruction, kind). */
+/*
+ * Counts per (instruction, kind).  An L1 hit, most accesses, only counts
+ * l1[CM_HIT]: it reached no other level and took the L1's latency, which
+ * full_stats adds when the counts are written.
+ */
 struct insn_stats {
-	uint64_t accesses, cycles;
+	uint64_t accesses, cycles;	/* of the accesses that missed the L1 */
 	uint64_t l1[CM_NOUTCOMES], l2[CM_NOUTCOMES], l3[CM_NOUTCOMES];
+	struct tuple *last_miss;	/* the miss tuple this one counted last */
 };
 
 /* One per instruction address, shared by every translation of it. */
@@ -154,7 +160,7 @@ static uint32_t bucket(uint64_t a, uint64_t b, uint64_t c)
 	return (uint32_t)(h * 0x94d049bb133111ebull >> 40) & (BUCKETS - 1);
 }
 
-static void count_tuple(struct tuple **table, const struct key *key, uint64_t cycles)
+static struct tuple *count_tuple(struct tuple **table, const struct key *key, uint64_t cycles)
 {
 	uint64_t w[4];
 	struct tuple **slot, *t;
@@ -171,6 +177,7 @@ static void count_tuple(struct tuple **table, const struct key *key, uint64_t cy
 	}
 	t->count++;
 	t->cycles += cycles;
+	return t;
 }
 
 static void free_tuples(struct tuple **slot)
@@ -263,6 +270,19 @@ static void begin_record(struct output *o, enum record r)
 	emit(o, "%s", record_names[r]);
 }
 
+/* The counts of every access, L1 hits included. */
+static struct insn_stats full_stats(const struct insn_stats *s, enum kind kind)
+{
+	struct insn_stats full = *s;
+	uint64_t hits = s->l1[CM_HIT];
+
+	full.accesses += hits;
+	full.cycles += hits * (kind == KIND_FETCH ? config.l1i.latency : config.l1d.latency);
+	full.l2[CM_NOT_REACHED] += hits;
+	full.l3[CM_NOT_REACHED] += hits;
+	return full;
+}
+
 static void write_counters(struct output *o)
 {
 	emit(o, "# hotline-cache %d%s\n# kinds", FORMAT_VERSION, options_text);
@@ -279,7 +299,7 @@ static void write_counters(struct output *o)
 	for (uint32_t i = 0; i < BUCKETS; i++)
 		for (struct insn *n = insns[i]; n; n = n->next)
 			for (int k = 0; k < NKINDS; k++) {
-				const struct insn_stats *s = &n->stats[k];
+				const struct insn_stats full = full_stats(&n->stats[k], k), *s = &full;
 
 				if (!s->accesses)
 					continue;
@@ -560,16 +580,22 @@ static void account(uint32_t core, uint64_t pc, uint64_t vaddr, uint64_t paddr, 
 	struct cm_result r;
 
 	cm_access(model, core, pc, paddr, size, model_kind[kind], icount[core], &r);
-	s->accesses++;
-	s->cycles += r.cycles;
 	s->l1[r.l1]++;
-	s->l2[r.l2]++;
-	s->l3[r.l3]++;
 	if (r.l1 != CM_HIT) {
 		struct key miss = { .cpu = core, .pc = pc, .kind = kind,
 				    .data = data_key(vaddr, kind), .outcome = { r.l1, r.l2, r.l3 } };
 
-		count_tuple(misses, &miss, r.cycles);
+		s->accesses++;
+		s->cycles += r.cycles;
+		s->l2[r.l2]++;
+		s->l3[r.l3]++;
+		/* An instruction's misses often repeat its last one's tuple. */
+		if (s->last_miss && !memcmp(&s->last_miss->key, &miss, sizeof(miss))) {
+			s->last_miss->count++;
+			s->last_miss->cycles += r.cycles;
+		} else {
+			s->last_miss = count_tuple(misses, &miss, r.cycles);
+		}
 		if (r.stolen_by >= 0) {
 			struct key thief = { .cpu = core, .pc = pc, .data = miss.data,
 					     .other_cpu = r.stolen_by, .other_pc = r.stolen_by_pc };
@@ -597,11 +623,10 @@ static void block_executed(uint32_t core, const struct block *b)
 		uint64_t offset = b->vaddr >= KERNEL_TEXT_MAP ? KERNEL_TEXT_MAP : 0;
 
 		roi_icount[core] += b->insns;
-		for (uint64_t line = b->vaddr / config.line_bytes;
-		     line <= (b->end - 1) / config.line_bytes; line++)
-			account(core, b->vaddr, line * config.line_bytes,
-				line * config.line_bytes - offset, config.line_bytes, KIND_FETCH,
-				&b->first->stats[KIND_FETCH]);
+		for (uint64_t line = b->vaddr >> line_shift; line <= (b->end - 1) >> line_shift;
+		     line++)
+			account(core, b->vaddr, line << line_shift, (line << line_shift) - offset,
+				config.line_bytes, KIND_FETCH, &b->first->stats[KIND_FETCH]);
 	}
 }
 
@@ -939,6 +964,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		return -1;
 	}
 	model = cm_new(&config);
+	while ((1u << line_shift) < config.line_bytes)
+		line_shift++;
 	icount = calloc(config.cores, sizeof(*icount));
 	roi_icount = calloc(config.cores, sizeof(*roi_icount));
 	pending_rmw = calloc(config.cores, sizeof(*pending_rmw));
