@@ -16,6 +16,7 @@
  * running it (docs/qemu-notes.md).  A base is mapped to a CPU number by
  * reading the kernel's per-CPU variable cpu_number (its offset in the
  * per-CPU area given as cpu_number=) the first time that CPU runs kernel code.
+ * The base is read only after QEMU switched vCPUs (follow_core).
  *
  * Data accesses use the guest-physical address.  An access by a LOCK-prefixed
  * instruction, or XCHG with a memory operand, is one locked read-modify-write
@@ -57,6 +58,7 @@
  * it was cut short.  A write that fails (a full disk) fails the run: QEMU
  * exits with status 1 after one line naming the file (see fail_run).
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -79,6 +81,7 @@ static struct cm_config config = {
 	.cores = 1, .line_bytes = 64, .store_buffer_entries = 32, .store_buffer_window = 64,
 };
 static const char *out_path;
+static uint32_t line_shift;		/* log2(line_bytes) */
 static int cpu_from_guest;
 static uint64_t cpu_number_offset;
 static uint64_t vmemmap_base;
@@ -94,10 +97,15 @@ static const char *const kind_names[NKINDS] = {
 	[KIND_READ] = "read", [KIND_WRITE] = "write", [KIND_RMW] = "rmw", [KIND_FETCH] = "fetch",
 };
 
-/* Counts per (instruction, kind). */
+/*
+ * Counts per (instruction, kind).  An L1 hit, most accesses, only counts
+ * l1[CM_HIT]: it reached no other level and took the L1's latency, which
+ * full_stats adds when the counts are written.
+ */
 struct insn_stats {
-	uint64_t accesses, cycles;
+	uint64_t accesses, cycles;	/* of the accesses that missed the L1 */
 	uint64_t l1[CM_NOUTCOMES], l2[CM_NOUTCOMES], l3[CM_NOUTCOMES];
+	struct tuple *last_miss;	/* the miss tuple this one counted last */
 };
 
 /* One per instruction address, shared by every translation of it. */
@@ -152,7 +160,7 @@ static uint32_t bucket(uint64_t a, uint64_t b, uint64_t c)
 	return (uint32_t)(h * 0x94d049bb133111ebull >> 40) & (BUCKETS - 1);
 }
 
-static void count_tuple(struct tuple **table, const struct key *key, uint64_t cycles)
+static struct tuple *count_tuple(struct tuple **table, const struct key *key, uint64_t cycles)
 {
 	uint64_t w[4];
 	struct tuple **slot, *t;
@@ -169,6 +177,7 @@ static void count_tuple(struct tuple **table, const struct key *key, uint64_t cy
 	}
 	t->count++;
 	t->cycles += cycles;
+	return t;
 }
 
 static void free_tuples(struct tuple **slot)
@@ -261,6 +270,19 @@ static void begin_record(struct output *o, enum record r)
 	emit(o, "%s", record_names[r]);
 }
 
+/* The counts of every access, L1 hits included. */
+static struct insn_stats full_stats(const struct insn_stats *s, enum kind kind)
+{
+	struct insn_stats full = *s;
+	uint64_t hits = s->l1[CM_HIT];
+
+	full.accesses += hits;
+	full.cycles += hits * (kind == KIND_FETCH ? config.l1i.latency : config.l1d.latency);
+	full.l2[CM_NOT_REACHED] += hits;
+	full.l3[CM_NOT_REACHED] += hits;
+	return full;
+}
+
 static void write_counters(struct output *o)
 {
 	emit(o, "# hotline-cache %d%s\n# kinds", FORMAT_VERSION, options_text);
@@ -277,7 +299,7 @@ static void write_counters(struct output *o)
 	for (uint32_t i = 0; i < BUCKETS; i++)
 		for (struct insn *n = insns[i]; n; n = n->next)
 			for (int k = 0; k < NKINDS; k++) {
-				const struct insn_stats *s = &n->stats[k];
+				const struct insn_stats full = full_stats(&n->stats[k], k), *s = &full;
 
 				if (!s->accesses)
 					continue;
@@ -452,26 +474,68 @@ static int core_of_base(uint64_t base, uint32_t *core)
 	return 0;
 }
 
-static void find_core(uint64_t block_vaddr)
+/*
+ * Sets current_core from the running CPU's per-CPU base; true if the base
+ * named a CPU.  Otherwise current_core is left as it was: before the
+ * per-CPU areas exist (early boot, outside any region), and in kernel code
+ * that runs with the user's GS base (entry code before swapgs, exit code
+ * after it).
+ */
+static int find_core(uint64_t block_vaddr)
 {
 	int kernel = block_vaddr >= KERNEL_START;
 	uint64_t base = read_register(kernel ? reg_gs : reg_kgs);
 	uint32_t number = 0;
 
-	/* Before the per-CPU areas exist the base is not a kernel address:
-	 * keep the last known CPU (early boot is outside any region). */
-	if (base < KERNEL_START || core_of_base(base, &current_core) || !kernel ||
-	    nbases == MAX_BASES)
-		return;
+	if (base < KERNEL_START)
+		return 0;
+	if (core_of_base(base, &current_core))
+		return 1;
+	if (!kernel || nbases == MAX_BASES)
+		return 0;
 	g_byte_array_set_size(reg_buf, 0);
 	if (!qemu_plugin_read_memory_vaddr(base + cpu_number_offset, reg_buf, 4))
-		return;
+		return 0;
 	memcpy(&number, reg_buf->data, 4);
 	if (number >= config.cores)
-		return;
+		return 0;
 	bases[nbases] = base;
 	base_core[nbases++] = number;
 	current_core = number;
+	return 1;
+}
+
+/*
+ * Reading a register costs more than the rest of a block's callback, so it
+ * is read only when the running vCPU may have changed.  QEMU keeps the vCPU
+ * it is running in its thread-local variable current_cpu (the CPUState that
+ * qemu_plugin_read_register reads); Debian's QEMU exports it, though it is
+ * not part of the plugin API.  Round-robin TCG runs every vCPU on one
+ * thread, so its address is looked up once, on that thread.  While the same
+ * vCPU runs, a block reads no register: find_core would give the core it
+ * gave last (the same base, or an unusable one, which keeps the core).  After
+ * a switch, blocks read the register until one settles the core, exactly
+ * as every block did before.  Without the symbol every block reads it.
+ */
+static void *const *running_cpu;	/* &current_cpu on the vCPU thread, or NULL */
+static pthread_t running_cpu_thread;
+static int running_cpu_looked_up;
+static const void *settled_cpu;		/* the vCPU find_core last settled on */
+
+static void follow_core(uint64_t block_vaddr)
+{
+	const void *cpu = NULL;
+
+	if (!running_cpu_looked_up) {
+		running_cpu = dlsym(RTLD_DEFAULT, "current_cpu");
+		running_cpu_thread = pthread_self();
+		running_cpu_looked_up = 1;
+	}
+	if (running_cpu && pthread_equal(pthread_self(), running_cpu_thread))
+		cpu = *running_cpu;
+	if (cpu && cpu == settled_cpu)
+		return;
+	settled_cpu = find_core(block_vaddr) ? cpu : NULL;
 }
 
 static void on_vcpu_init(qemu_plugin_id_t id, unsigned int vcpu_index)
@@ -516,16 +580,22 @@ static void account(uint32_t core, uint64_t pc, uint64_t vaddr, uint64_t paddr, 
 	struct cm_result r;
 
 	cm_access(model, core, pc, paddr, size, model_kind[kind], icount[core], &r);
-	s->accesses++;
-	s->cycles += r.cycles;
 	s->l1[r.l1]++;
-	s->l2[r.l2]++;
-	s->l3[r.l3]++;
 	if (r.l1 != CM_HIT) {
 		struct key miss = { .cpu = core, .pc = pc, .kind = kind,
 				    .data = data_key(vaddr, kind), .outcome = { r.l1, r.l2, r.l3 } };
 
-		count_tuple(misses, &miss, r.cycles);
+		s->accesses++;
+		s->cycles += r.cycles;
+		s->l2[r.l2]++;
+		s->l3[r.l3]++;
+		/* An instruction's misses often repeat its last one's tuple. */
+		if (s->last_miss && !memcmp(&s->last_miss->key, &miss, sizeof(miss))) {
+			s->last_miss->count++;
+			s->last_miss->cycles += r.cycles;
+		} else {
+			s->last_miss = count_tuple(misses, &miss, r.cycles);
+		}
 		if (r.stolen_by >= 0) {
 			struct key thief = { .cpu = core, .pc = pc, .data = miss.data,
 					     .other_cpu = r.stolen_by, .other_pc = r.stolen_by_pc };
@@ -540,6 +610,80 @@ static void account(uint32_t core, uint64_t pc, uint64_t vaddr, uint64_t paddr, 
 	}
 }
 
+/*
+ * What the plugin does with an executed block and with a data access once
+ * it knows the executing core: everything after QEMU's part.  bench/replay.c
+ * drives these two with a recorded stream (HOTLINE_CACHE_TRACE below), to
+ * measure the model and the accounting without QEMU.
+ */
+static void block_executed(uint32_t core, const struct block *b)
+{
+	icount[core] += b->insns;
+	if (in_roi) {
+		uint64_t offset = b->vaddr >= KERNEL_TEXT_MAP ? KERNEL_TEXT_MAP : 0;
+
+		roi_icount[core] += b->insns;
+		for (uint64_t line = b->vaddr >> line_shift; line <= (b->end - 1) >> line_shift;
+		     line++)
+			account(core, b->vaddr, line << line_shift, (line << line_shift) - offset,
+				config.line_bytes, KIND_FETCH, &b->first->stats[KIND_FETCH]);
+	}
+}
+
+static void data_access(uint32_t core, struct insn *n, uint64_t vaddr, uint64_t paddr,
+			uint32_t size, int store)
+{
+	enum kind kind = store ? KIND_WRITE : KIND_READ;
+
+	if (n->locked) {
+		kind = KIND_RMW;
+		if (!store) {
+			pending_rmw[core] = n;		/* round-robin: the read */
+		} else if (pending_rmw[core] == n) {
+			pending_rmw[core] = NULL;	/* round-robin: its write */
+			return;
+		}
+	}
+	account(core, n->pc, vaddr, paddr, size, kind, &n->stats[kind]);
+}
+
+#ifdef HOTLINE_CACHE_TRACE
+/*
+ * Measurement only (bench/README.md): built with -DHOTLINE_CACHE_TRACE, the
+ * plugin also writes the first HOTLINE_CACHE_TRACE_MAX blocks and accesses
+ * of the regions of interest, with their core, to OUT.trace
+ * (struct trace_event, bench/replay.c reads it).
+ */
+#ifndef HOTLINE_CACHE_TRACE_MAX
+#define HOTLINE_CACHE_TRACE_MAX 20000000
+#endif
+struct trace_event {
+	uint8_t type;		/* 'B' block, 'A' access */
+	uint8_t core, store, locked;
+	uint32_t size;		/* access: bytes; block: instructions */
+	uint64_t pc;		/* block: its start */
+	uint64_t vaddr;		/* block: its end */
+	uint64_t paddr;
+};
+static FILE *trace_file;
+static uint64_t trace_events;
+
+static void trace(struct trace_event e)
+{
+	if (!trace_file) {
+		char path[4096];
+
+		snprintf(path, sizeof(path), "%s.trace", out_path);
+		trace_file = fopen(path, "w");
+	}
+	if (trace_file && in_roi && trace_events++ < HOTLINE_CACHE_TRACE_MAX)
+		fwrite(&e, sizeof(e), 1, trace_file);
+}
+#define TRACE(...) trace((struct trace_event){ __VA_ARGS__ })
+#else
+#define TRACE(...) ((void)0)
+#endif
+
 static void on_block(unsigned int vcpu_index, void *udata)
 {
 	struct block *b = udata;
@@ -553,20 +697,11 @@ static void on_block(unsigned int vcpu_index, void *udata)
 		return;
 	model_lock();
 	if (cpu_from_guest)
-		find_core(b->vaddr);
+		follow_core(b->vaddr);
 	core = cpu_from_guest ? current_core : vcpu_index;
 	if (core < config.cores) {
-		icount[core] += b->insns;
-		if (in_roi) {
-			uint64_t offset = b->vaddr >= KERNEL_TEXT_MAP ? KERNEL_TEXT_MAP : 0;
-
-			roi_icount[core] += b->insns;
-			for (uint64_t line = b->vaddr / config.line_bytes;
-			     line <= (b->end - 1) / config.line_bytes; line++)
-				account(core, b->vaddr, line * config.line_bytes,
-					line * config.line_bytes - offset, config.line_bytes,
-					KIND_FETCH, &b->first->stats[KIND_FETCH]);
-		}
+		TRACE('B', core, 0, 0, b->insns, b->vaddr, b->end, 0);
+		block_executed(core, b);
 	}
 	model_unlock();
 }
@@ -576,8 +711,6 @@ static void on_access(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint6
 {
 	struct insn *n = udata;
 	struct qemu_plugin_hwaddr *hw;
-	int store = qemu_plugin_mem_is_store(info);
-	enum kind kind = store ? KIND_WRITE : KIND_READ;
 	uint32_t core;
 
 	if (!__atomic_load_n(&in_roi, __ATOMIC_RELAXED))
@@ -587,23 +720,16 @@ static void on_access(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint6
 		return;
 	model_lock();
 	core = cpu_from_guest ? current_core : vcpu_index;
-	if (core >= config.cores)
-		goto unlock;
-	if (n->locked) {
-		kind = KIND_RMW;
-		if (!store) {
-			pending_rmw[core] = n;		/* round-robin: the read */
-		} else if (pending_rmw[core] == n) {
-			pending_rmw[core] = NULL;	/* round-robin: its write */
-			goto unlock;
-		}
+	if (core < config.cores) {
+		uint64_t paddr = qemu_plugin_hwaddr_phys_addr(hw);
+		uint32_t size = 1u << qemu_plugin_mem_size_shift(info);
+		int store = qemu_plugin_mem_is_store(info);
+
+		TRACE('A', core, store, n->locked, size, n->pc, vaddr, paddr);
+		data_access(core, n, vaddr, paddr, size, store);
 	}
-	account(core, n->pc, vaddr, qemu_plugin_hwaddr_phys_addr(hw),
-		1u << qemu_plugin_mem_size_shift(info), kind, &n->stats[kind]);
-unlock:
 	model_unlock();
 }
-
 
 static void on_marker(unsigned int vcpu_index, void *udata)
 {
@@ -616,7 +742,7 @@ static void on_marker(unsigned int vcpu_index, void *udata)
 		/* Outside the regions on_block stops following the CPU: find it
 		 * for the rest of this block.  Markers run in user mode. */
 		if (in_roi && cpu_from_guest)
-			find_core(0);
+			follow_core(0);
 	} else if (op == ROI_RESET) {
 		reset_counters();
 	} else if (op == ROI_DUMP) {
@@ -838,6 +964,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		return -1;
 	}
 	model = cm_new(&config);
+	while ((1u << line_shift) < config.line_bytes)
+		line_shift++;
 	icount = calloc(config.cores, sizeof(*icount));
 	roi_icount = calloc(config.cores, sizeof(*roi_icount));
 	pending_rmw = calloc(config.cores, sizeof(*pending_rmw));

@@ -274,6 +274,20 @@ struct store {
 	uint32_t size;
 };
 
+/*
+ * Most loads overlap no store in the buffer.  Per core, for each 4-byte
+ * granule (hashed into STORE_FILTER slots), the youngest store that touched
+ * it: its number among the core's stores (from 1) and its instruction count.
+ * A load whose granules' slots hold no store still in the ring and in the
+ * window overlaps none, and skips the walk; a collision only costs a walk.
+ */
+#define STORE_GRANULE_SHIFT 2
+#define STORE_FILTER 512
+
+struct store_filter {
+	uint64_t number, icount;
+};
+
 struct core {
 	struct cache l1i, l1d, l2;
 	/*
@@ -289,11 +303,14 @@ struct core {
 	struct stolen *stolen;
 	struct store *stores;	/* ring of store_buffer_entries */
 	uint32_t next_store, stores_used;
+	uint64_t stores_made;	/* ever: the number of the youngest */
+	struct store_filter store_filter[STORE_FILTER];
 };
 
 struct cm_model {
 	struct cm_config cfg;
 	uint32_t line_shift;
+	uint32_t latency[CM_NSOURCES];	/* by enum cm_source */
 	struct core *cores;
 	struct cache l3;
 	bool has_l3;
@@ -345,6 +362,11 @@ struct cm_model *cm_new(const struct cm_config *cfg)
 	m->cfg = *cfg;
 	while ((1u << m->line_shift) < cfg->line_bytes)
 		m->line_shift++;
+	m->latency[CM_FROM_L1] = cfg->l1d.latency;
+	m->latency[CM_FROM_L2] = cfg->l2.latency;
+	m->latency[CM_FROM_L3] = cfg->l3.latency;
+	m->latency[CM_FROM_PEER] = cfg->peer_latency;
+	m->latency[CM_FROM_MEMORY] = cfg->memory_latency;
 	m->cores = calloc(cfg->cores, sizeof(*m->cores));
 	for (uint32_t i = 0; i < cfg->cores; i++) {
 		struct core *c = &m->cores[i];
@@ -511,14 +533,8 @@ static void fill_l1(struct cache *l1, uint64_t line)
 /* Who served the access, and so its latency. */
 static void set_source(struct cm_model *m, struct cm_result *r, uint8_t source)
 {
-	const uint32_t latency[] = {
-		[CM_FROM_L1] = m->cfg.l1d.latency, [CM_FROM_L2] = m->cfg.l2.latency,
-		[CM_FROM_L3] = m->cfg.l3.latency, [CM_FROM_PEER] = m->cfg.peer_latency,
-		[CM_FROM_MEMORY] = m->cfg.memory_latency,
-	};
-
 	r->source = source;
-	r->cycles = latency[source];
+	r->cycles = m->latency[source];
 }
 
 static void access_line_slow(struct cm_model *m, uint32_t core, uint64_t pc, uint64_t line,
@@ -533,7 +549,7 @@ static void access_line(struct cm_model *m, uint32_t core, uint64_t pc, uint64_t
 
 	if (me->mru[data] == line + 1 && (!write || me->mru_modified)) {
 		r->l1 = CM_HIT;
-		set_source(m, r, CM_FROM_L1);
+		r->source = CM_FROM_L1;
 		r->cycles = data ? me->l1d.latency : me->l1i.latency;
 		return;
 	}
@@ -550,11 +566,23 @@ static void access_line_slow(struct cm_model *m, uint32_t core, uint64_t pc, uin
 	struct core *me = &m->cores[core];
 	struct cache *l1 = kind == CM_IFETCH ? &me->l1i : &me->l1d;
 	bool write = kind == CM_STORE || kind == CM_RMW;
-	struct probe p1 = probe(l1, line), p2, p3;
-	struct way *mine = cache_find(&me->l2, line);	/* the core's state */
+	struct probe p1, p2, p3;
+	struct way *mine;	/* the core's state, in its L2 */
 
+	/* An L1 hit: the line was seen when it came in, so only the shadow
+	 * and the way's recency change. */
+	p1.way = cache_find(l1, line);
+	p1.shadow_hit = shadow_access(&l1->shadow, line);
 	if (p1.way) {
-		if (write && mine->state == SHARED) {
+		cache_touch(l1, p1.way);
+		if (!write) {
+			r->l1 = CM_HIT;
+			set_source(m, r, CM_FROM_L1);
+			r->cycles = l1->latency;
+			return;
+		}
+		mine = cache_find(&me->l2, line);
+		if (mine->state == SHARED) {
 			r->l1 = CM_UPGRADE;
 			invalidate_others(m, core, line, pc);
 			mine->state = MODIFIED;
@@ -562,13 +590,13 @@ static void access_line_slow(struct cm_model *m, uint32_t core, uint64_t pc, uin
 			r->cycles = m->cfg.peer_latency;
 			return;
 		}
-		if (write)
-			mine->state = MODIFIED;
+		mine->state = MODIFIED;
 		r->l1 = CM_HIT;
 		set_source(m, r, CM_FROM_L1);
 		r->cycles = l1->latency;
 		return;
 	}
+	p1.first = !seen_test_and_set(&l1->seen, line);
 	r->l1 = classify(me, p1.first, p1.shadow_hit, line, r);
 
 	p2 = probe(&me->l2, line);
@@ -641,15 +669,55 @@ static void access_line_slow(struct cm_model *m, uint32_t core, uint64_t pc, uin
 
 /* ---- store buffer ------------------------------------------------------- */
 
+/* The granules an access of `size` bytes at addr touches (a store of 0
+ * bytes marks its address's; a load of 0 bytes overlaps nothing partially). */
+static uint64_t first_granule(uint64_t addr)
+{
+	return addr >> STORE_GRANULE_SHIFT;
+}
+
+static uint64_t last_granule(uint64_t addr, uint32_t size)
+{
+	return (addr + (size ? size : 1) - 1) >> STORE_GRANULE_SHIFT;
+}
+
+/*
+ * The youngest store that may overlap the load, still in the ring and in the
+ * window: its number, or 0 if none can.  Every overlapping store touched one
+ * of the load's granules, so none is younger than this one.
+ */
+static uint64_t youngest_overlap(struct cm_model *m, struct core *c, uint64_t addr,
+				 uint32_t size, uint64_t icount)
+{
+	uint64_t youngest = 0;
+
+	if (!size)
+		return 0;
+	for (uint64_t g = first_granule(addr), last = last_granule(addr, size); g <= last; g++) {
+		const struct store_filter *f = &c->store_filter[g % STORE_FILTER];
+
+		if (f->number > youngest && c->stores_made - f->number < c->stores_used &&
+		    icount - f->icount <= m->cfg.store_buffer_window)
+			youngest = f->number;
+	}
+	return youngest;
+}
+
 static void check_partial_write(struct cm_model *m, struct core *c, uint64_t addr, uint32_t size,
 				uint64_t icount, struct cm_result *r)
 {
-	uint32_t n = m->cfg.store_buffer_entries;
+	uint32_t n = m->cfg.store_buffer_entries, younger, i;
+	uint64_t youngest = youngest_overlap(m, c, addr, size, icount);
 
+	if (!youngest)
+		return;
 	/* Youngest first: the youngest overlapping store is the one the load
-	 * would forward from. */
-	for (uint32_t k = 1; k <= c->stores_used; k++) {
-		struct store *s = &c->stores[(c->next_store + n - k) % n];
+	 * would forward from.  The younger ones (all in the window) cannot
+	 * overlap, and are skipped. */
+	younger = (uint32_t)(c->stores_made - youngest);
+	i = c->next_store >= younger ? c->next_store - younger : c->next_store + n - younger;
+	for (uint32_t k = younger + 1; k <= c->stores_used; k++) {
+		struct store *s = &c->stores[i = i ? i - 1 : n - 1];
 
 		if (icount - s->icount > m->cfg.store_buffer_window)
 			return;
@@ -669,9 +737,12 @@ static void record_store(struct cm_model *m, struct core *c, uint64_t pc, uint64
 	uint32_t n = m->cfg.store_buffer_entries;
 
 	c->stores[c->next_store] = (struct store){ addr, pc, icount, size };
-	c->next_store = (c->next_store + 1) % n;
+	c->next_store = c->next_store + 1 == n ? 0 : c->next_store + 1;
 	if (c->stores_used < n)
 		c->stores_used++;
+	c->stores_made++;
+	for (uint64_t g = first_granule(addr), last = last_granule(addr, size); g <= last; g++)
+		c->store_filter[g % STORE_FILTER] = (struct store_filter){ c->stores_made, icount };
 }
 
 /* ---- the interface ------------------------------------------------------ */
@@ -689,6 +760,10 @@ void cm_access(struct cm_model *m, uint32_t core, uint64_t pc, uint64_t paddr, u
 		check_partial_write(m, c, paddr, size, icount, result);
 	if (kind == CM_STORE || kind == CM_RMW)
 		record_store(m, c, pc, paddr, size, icount);
+	if (first == last) {
+		access_line(m, core, pc, first, kind, result);
+		return;
+	}
 	for (uint64_t line = first; line <= last; line++) {
 		struct cm_result r = *result;
 

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * replay: the hotline-cache plugin's work without QEMU.  It reads a stream of
+ * executed blocks and data accesses recorded by the plugin built with
+ * -DHOTLINE_CACHE_TRACE (OUT.trace) and feeds it, event by event, to the
+ * plugin's own block_executed and data_access (this file includes the
+ * plugin's source), so that what is measured is exactly the model and the
+ * plugin's accounting, with nothing of QEMU's: under
+ * `valgrind --tool=callgrind` it counts their instructions per access
+ * repeatably on a loaded machine.  bench/README.md says how to record a
+ * trace and run it.
+ *
+ *   replay TRACE OUT [PLUGIN OPTIONS...]
+ *
+ * The options are the plugin's (cpus=, l1d=, ...; out= is OUT).  The counts
+ * are written to OUT in the plugin's format, for comparing two builds of the
+ * model on the same stream with cmp.  Only the replay loop is measured when
+ * callgrind runs with --toggle-collect=replay_events.
+ */
+#include "../plugins/hotline-cache.c"
+
+#include <time.h>
+
+/* QEMU's side of the plugin API: replay calls none of it at run time. */
+void qemu_plugin_register_vcpu_init_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_simple_cb_t cb)
+{
+	(void)id, (void)cb;
+}
+void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_tb_trans_cb_t cb)
+{
+	(void)id, (void)cb;
+}
+void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, qemu_plugin_udata_cb_t cb, void *userdata)
+{
+	(void)id, (void)cb, (void)userdata;
+}
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#define UNUSED_API(type, call) type call { abort(); }
+UNUSED_API(void, qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *i,
+	   qemu_plugin_vcpu_udata_cb_t c, enum qemu_plugin_cb_flags f, void *u))
+UNUSED_API(void, qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb *t,
+	   qemu_plugin_vcpu_udata_cb_t c, enum qemu_plugin_cb_flags f, void *u))
+UNUSED_API(void, qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *i,
+	   qemu_plugin_vcpu_mem_cb_t c, enum qemu_plugin_cb_flags f, enum qemu_plugin_mem_rw r,
+	   void *u))
+UNUSED_API(size_t, qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *t))
+UNUSED_API(uint64_t, qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *t))
+UNUSED_API(uint64_t, qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *i))
+UNUSED_API(struct qemu_plugin_insn *, qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *t,
+	   size_t i))
+UNUSED_API(size_t, qemu_plugin_insn_data(const struct qemu_plugin_insn *i, void *d, size_t l))
+UNUSED_API(size_t, qemu_plugin_insn_size(const struct qemu_plugin_insn *i))
+UNUSED_API(bool, qemu_plugin_mem_is_store(qemu_plugin_meminfo_t i))
+UNUSED_API(unsigned int, qemu_plugin_mem_size_shift(qemu_plugin_meminfo_t i))
+UNUSED_API(struct qemu_plugin_hwaddr *, qemu_plugin_get_hwaddr(qemu_plugin_meminfo_t i,
+	   uint64_t v))
+UNUSED_API(bool, qemu_plugin_hwaddr_is_io(const struct qemu_plugin_hwaddr *h))
+UNUSED_API(uint64_t, qemu_plugin_hwaddr_phys_addr(const struct qemu_plugin_hwaddr *h))
+UNUSED_API(GArray *, qemu_plugin_get_registers(void))
+UNUSED_API(int, qemu_plugin_read_register(struct qemu_plugin_register *h, GByteArray *b))
+UNUSED_API(bool, qemu_plugin_read_memory_vaddr(uint64_t a, GByteArray *d, size_t l))
+UNUSED_API(GByteArray *, g_byte_array_new(void))
+UNUSED_API(GByteArray *, g_byte_array_set_size(GByteArray *a, unsigned int l))
+UNUSED_API(char *, g_array_free(GArray *a, int f))
+#pragma GCC diagnostic warning "-Wunused-parameter"
+
+struct event {
+	uint8_t type;		/* 'B' block, 'A' access */
+	uint8_t core, store, locked;
+	uint32_t size;		/* access: bytes; block: instructions */
+	uint64_t pc;		/* block: its start */
+	uint64_t vaddr;		/* block: its end */
+	uint64_t paddr;
+};
+
+/* The blocks and instructions of the stream, made as translation would. */
+struct prepared {
+	struct block *block;
+	struct insn *insn;
+};
+
+static void __attribute__((noinline)) replay_events(const struct event *e,
+						    const struct prepared *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (e[i].type == 'B')
+			block_executed(e[i].core, p[i].block);
+		else
+			data_access(e[i].core, p[i].insn, e[i].vaddr, e[i].paddr, e[i].size,
+				    e[i].store);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	char out_option[4200];
+	char *options[64];
+	FILE *f;
+	long bytes;
+	size_t n, accesses = 0;
+	struct event *events;
+	struct prepared *prepared;
+	struct timespec t0, t1;
+	qemu_info_t info = { .system_emulation = true, .system = { .smp_vcpus = 1 } };
+
+	if (argc < 3 || argc > 62) {
+		fprintf(stderr, "usage: replay TRACE OUT [PLUGIN OPTIONS...]\n");
+		return 2;
+	}
+	snprintf(out_option, sizeof(out_option), "out=%s", argv[2]);
+	options[0] = out_option;
+	for (int i = 3; i < argc; i++)
+		options[i - 2] = argv[i];
+	if (qemu_plugin_install(0, &info, argc - 2, options))
+		return 1;
+	in_roi = 1;
+
+	if (!(f = fopen(argv[1], "r")) || fseek(f, 0, SEEK_END) || (bytes = ftell(f)) < 0 ||
+	    fseek(f, 0, SEEK_SET)) {
+		perror(argv[1]);
+		return 1;
+	}
+	n = (size_t)bytes / sizeof(*events);
+	events = malloc(n * sizeof(*events));
+	prepared = calloc(n, sizeof(*prepared));
+	if (fread(events, sizeof(*events), n, f) != n) {
+		fprintf(stderr, "%s: short read\n", argv[1]);
+		return 1;
+	}
+	fclose(f);
+	for (size_t i = 0; i < n; i++) {
+		struct event *e = &events[i];
+		struct insn *in = insn_at(e->pc, (const uint8_t *)"", 0);
+
+		if (e->type == 'B') {
+			prepared[i].block = block_at(e->pc, e->vaddr, e->size, in);
+		} else {
+			prepared[i].insn = in;
+			accesses++;
+		}
+	}
+	for (size_t i = 0; i < n; i++)	/* insn_at took it from the (absent) bytes */
+		if (events[i].type == 'A')
+			prepared[i].insn->locked = events[i].locked;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	replay_events(events, prepared, n);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+
+	fprintf(stderr, "replay: %zu events (%zu data accesses, %zu blocks) in %.3f s, %.1f ns per event\n",
+		n, accesses, n - accesses, seconds, seconds * 1e9 / (double)n);
+	report(0, NULL);
+	return 0;
+}
