@@ -123,6 +123,11 @@ def test_a_run_without_a_coherence_table_still_lists_its_upgrades(tmp_path):
     # L1D misses: 5+3+4+2+50+6+7+1+2+9 = 89 in 1000 instructions.
     totals = rt.totals(t).set_index("level")
     assert totals.loc["L1D", "misses"] == 89 and totals.loc["L1D", "per 1k instructions"] == 89
+    # Misses of no known cause (gem5's, but for upgrades) count as misses.
+    gem5 = t.misses.assign(cause=t.misses["cause"].where(t.misses["cause"] == "upgrade", ""))
+    split = rt.cause_split(gem5[gem5["level"] == "L1D"], ["symbol"]).set_index("symbol")
+    assert split.loc["f", "misses"] == 5 + 3 + 6 and split.loc["f", "upgrade"] == 0
+    assert split.loc["g", "misses"] == 4 and split.loc["g", "upgrade"] == 4
     lines = SharedLines(t.misses, t.coherence, PAGE_FIELDS, 64, STARTS).lines().set_index("line")
     # As in the test above, but no write is known to have taken a line.
     assert tuple(lines.loc["struct page+0x0", ["coherence", "upgrade"]]) == (8, 6)

@@ -116,11 +116,14 @@ class Disassembly:
 
 
 def cause_split(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    """count per key with one column per cause."""
+    """count per key with one column per cause.  misses counts every miss,
+    those of no known cause too (gem5's classic caches give a cause only to
+    upgrades)."""
     split = frame.pivot_table(index=keys, columns="cause", values="count", aggfunc="sum",
                               fill_value=0, observed=True)
+    misses = split.sum(axis=1)
     split = split.reindex(columns=[c for c in CAUSES], fill_value=0)
-    split.insert(0, "misses", split.sum(axis=1))
+    split.insert(0, "misses", misses)
     return split.reset_index()
 
 
