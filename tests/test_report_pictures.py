@@ -9,7 +9,7 @@ import pandas as pd
 from PIL import Image
 
 from hotline.report import pictures as pic
-from hotline.results.schema import CAUSES
+from hotline.results.schema import CAUSES, UNKNOWN_CAUSE
 
 FIELDS = [("flags", 0, 8), ("lru", 8, 16), ("mapping", 24, 8), ("_mapcount", 48, 4),
           ("_refcount", 52, 4)]
@@ -33,8 +33,9 @@ def check_files(p: pic.Picture) -> None:
 
 
 def test_every_cause_has_one_colour():
-    assert set(pic.CAUSE_COLOURS) == set(CAUSES)
-    assert len(set(pic.CAUSE_COLOURS.values())) == len(CAUSES)
+    """The backend's causes and the report's name for none (gem5's)."""
+    assert set(pic.CAUSE_COLOURS) == {*CAUSES, UNKNOWN_CAUSE}
+    assert len(set(pic.CAUSE_COLOURS.values())) == len(CAUSES) + 1
 
 
 def test_struct_page_writes_each_fields_misses_per_level():
@@ -64,6 +65,15 @@ def test_cause_bars_label_every_instruction():
     check_files(p)
     text = svg_text(p)
     assert "f+0x10" in text and "lock andb" in text and "coherence" in text
+    assert UNKNOWN_CAUSE not in text
+
+
+def test_misses_of_no_known_cause_are_drawn_as_such():
+    """A gem5 run: upgrades, and every other miss of no known cause."""
+    split = pd.DataFrame({"upgrade": [0, 2], UNKNOWN_CAUSE: [40, 9]})
+    p = pic.cause_bars("top-l1d", "Top instructions", ["f+0x10", "g+0x4"], split, "L1D misses")
+    text = svg_text(p)
+    assert "upgrade" in text and UNKNOWN_CAUSE in text and "coherence" not in text
 
 
 def test_cpu_matrix_writes_the_counts():

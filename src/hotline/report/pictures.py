@@ -22,11 +22,11 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-from hotline.results.schema import CAUSES
+from hotline.results.schema import CAUSES, UNKNOWN_CAUSE
 
 # One colour per miss cause, used by every picture (and the legend says it).
 CAUSE_COLOURS = {"compulsory": "#9e9e9e", "capacity": "#4c72b0", "conflict": "#8172b2",
-                 "coherence": "#c44e52", "upgrade": "#dd8452"}
+                 "coherence": "#c44e52", "upgrade": "#dd8452", UNKNOWN_CAUSE: "#d9d9d9"}
 # svg.fonttype none: the SVG keeps its text as text (searchable, editable).
 STYLE = {"svg.hashsalt": "hotline", "svg.fonttype": "none", "font.size": 9,
          "axes.titlesize": 10, "figure.dpi": 100, "savefig.bbox": "tight"}
@@ -80,7 +80,7 @@ def _stacked_bars(ax, labels: list[str], split: pd.DataFrame) -> None:
     """Horizontal bars, one per label (first at the top), split by cause."""
     y = np.arange(len(labels))
     left = np.zeros(len(labels))
-    for cause in CAUSES:
+    for cause in (*CAUSES, UNKNOWN_CAUSE):
         values = split[cause].to_numpy(dtype=float) if cause in split else np.zeros(len(labels))
         if values.any():
             ax.barh(y, values, left=left, color=CAUSE_COLOURS[cause], label=cause, height=0.75)
@@ -152,7 +152,8 @@ def struct_page(name: str, misses: pd.DataFrame, fields: list[tuple[str, int, in
                            f"{line_bytes}-byte lines drawn thick)")
         line_ax.set_title(title + " (darker: more; square-root scale per level)", loc="left")
         l1d = misses[misses["level"] == "L1D"].pivot_table(
-            index="field", columns="cause", values="count", aggfunc="sum", fill_value=0)
+            index="field", columns="cause", values="count", aggfunc="sum", fill_value=0
+        ).rename(columns={"": UNKNOWN_CAUSE})
         names = [f for f, _, _ in fields]
         l1d = l1d.reindex(index=names, fill_value=0)
         _stacked_bars(cause_ax, names, l1d)
@@ -211,7 +212,7 @@ def along_function(name: str, function: str, size: int, l1d: pd.DataFrame,
         x = l1d.index.to_numpy()
         bottom = np.zeros(len(x))
         width = max(size / 250, 1.5)
-        for cause in CAUSES:
+        for cause in (*CAUSES, UNKNOWN_CAUSE):
             values = l1d[cause].to_numpy(dtype=float) if cause in l1d else np.zeros(len(x))
             if values.any():
                 ax.bar(x, values, bottom=bottom, width=width, color=CAUSE_COLOURS[cause],

@@ -13,7 +13,7 @@ from hotline.report import c2c
 from hotline.report import pictures as pic
 from hotline.report import tables as rt
 from hotline.report.run import Run, header
-from hotline.results.schema import CAUSES
+from hotline.results.schema import CAUSES, UNKNOWN_CAUSE
 
 TOP = 25            # instructions per top list
 FUNCTIONS = 5       # functions listed instruction by instruction
@@ -86,7 +86,8 @@ def _unmeasured(run: Run, table: str) -> str:
 def _top_picture(top: pd.DataFrame, level: str) -> pic.Picture:
     labels = [f"{w}  {i}" for w, i in zip(top["where"], top["instruction"])]
     return pic.cause_bars(f"top-{level.lower()}", f"Top {len(top)} instructions by {level} "
-                          "data misses, by cause", labels, top[list(CAUSES)],
+                          "data misses, by cause", labels,
+                          top[[c for c in (*CAUSES, UNKNOWN_CAUSE) if c in top]],
                           f"{level} misses")
 
 

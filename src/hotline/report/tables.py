@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from hotline.errors import HotlineError
 from hotline.results.objects import describe
-from hotline.results.schema import CAUSES
+from hotline.results.schema import CAUSES, UNKNOWN_CAUSE
 from hotline.results.symbols import Symbolizer, disassemble_bytes
 
 # address:<TAB>bytes<TAB>instruction, as objdump -w writes them
@@ -115,15 +115,21 @@ class Disassembly:
         return self.known.get(pc, "")
 
 
-def cause_split(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    """count per key with one column per cause.  misses counts every miss,
-    those of no known cause too (gem5's classic caches give a cause only to
-    upgrades)."""
-    split = frame.pivot_table(index=keys, columns="cause", values="count", aggfunc="sum",
+def by_cause(frame: pd.DataFrame, index: str | list[str]) -> pd.DataFrame:
+    """count per index with one column per cause, and a column UNKNOWN_CAUSE
+    only if some misses have none (gem5's classic caches give a cause only
+    to upgrades)."""
+    split = frame.pivot_table(index=index, columns="cause", values="count", aggfunc="sum",
                               fill_value=0, observed=True)
-    misses = split.sum(axis=1)
-    split = split.reindex(columns=[c for c in CAUSES], fill_value=0)
-    split.insert(0, "misses", misses)
+    unknown = [UNKNOWN_CAUSE] if split.get("", pd.Series(dtype="int64")).any() else []
+    return split.rename(columns={"": UNKNOWN_CAUSE}).reindex(columns=[*CAUSES, *unknown],
+                                                            fill_value=0)
+
+
+def cause_split(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """count per key: misses, then one column per cause (by_cause)."""
+    split = by_cause(frame, keys)
+    split.insert(0, "misses", split.sum(axis=1))
     return split.reset_index()
 
 
@@ -136,7 +142,8 @@ def top_instructions(t: RunTables, level: str, n: int, disasm: Disassembly) -> p
     split = cause_split(at_level, ["pc", "symbol", "offset", "source_line", "kind"])
     split = split.groupby(["pc", "symbol", "offset", "source_line"], as_index=False).agg(
         kind=("kind", lambda k: "/".join(sorted(set(k)))),
-        **{c: (c, "sum") for c in ["misses", *CAUSES]})
+        **{c: (c, "sum") for c in split.columns if c not in ("pc", "symbol", "offset",
+                                                              "source_line", "kind")})
     top = split.sort_values(["misses", "pc"], ascending=[False, True]).head(n)
     objects = at_level.groupby(["pc", "object", "field"], as_index=False)["count"].sum()
     main_object = (objects.sort_values("count", ascending=False).drop_duplicates("pc")
@@ -272,9 +279,7 @@ def function_profile(t: RunTables, name: str) -> tuple[pd.DataFrame, pd.Series]:
     """Where in function `name` its data misses fall: the L1D misses per
     offset split by cause (one column per cause), and the L2 misses per offset."""
     mine = t.misses[(t.misses["symbol"] == name) & (t.misses["kind"] != "fetch")]
-    l1d = mine[mine["level"] == "L1D"].pivot_table(index="offset", columns="cause",
-                                                   values="count", aggfunc="sum", fill_value=0)
-    l1d = l1d.reindex(columns=list(CAUSES), fill_value=0)
+    l1d = by_cause(mine[mine["level"] == "L1D"], "offset")
     l2 = mine[mine["level"] == "L2"].groupby("offset")["count"].sum()
     return l1d, l2
 

@@ -16,7 +16,9 @@ misses.parquet, one row per (cpu, instruction, data field, level, cause):
   field        the field of the object ("flags", "_refcount", ...; "+OFFSET"
                inside a symbol; "" when not known)
   level        "L1I", "L1D", "L2", "L3"
-  cause        "compulsory", "capacity", "conflict", "coherence", "upgrade"
+  cause        "compulsory", "capacity", "conflict", "coherence", "upgrade";
+               "" where the backend does not classify the miss (gem5's
+               classic caches: every miss but an upgrade)
   count        misses
   cycles       modelled stall cycles of these misses: count x the latency of
                whatever served them.  A miss at L1 that hits L2 and a miss at
@@ -34,6 +36,8 @@ MISSES = {
 }
 LEVELS = ("L1I", "L1D", "L2", "L3")
 CAUSES = ("compulsory", "capacity", "conflict", "coherence", "upgrade")
+# What the report calls cause "": a miss the backend did not classify.
+UNKNOWN_CAUSE = "cause unknown"
 KINDS = ("read", "write", "rmw", "fetch")
 
 
