@@ -22,11 +22,15 @@ git add -A -f . >/dev/null
 git -c user.name=hotline -c user.email=hotline@localhost commit -q -m pristine
 pristine=$(git rev-parse HEAD)
 failed=0
+# The series are read by hotline's own reader (includes followed), not re-parsed here.
+python=$repo/.venv/bin/python
+[ -x "$python" ] || python=python3
 for dir in "$repo"/kernel-patches/variants/*/; do
     variant=$(basename "$dir")
     git checkout -q -f "$pristine"
-    mapfile -t patches < <(sed 's/#.*//; /^[[:space:]]*$/d; s/[[:space:]]*$//' "$dir/series" | sed "s|^|$dir|")
-    if [ ${#patches[@]} -eq 0 ]; then
+    list=$(PYTHONPATH="$repo/src" "$python" -m hotline.kernel.variants "$variant") || { failed=1; continue; }
+    mapfile -t patches <<<"$list"
+    if [ -z "$list" ]; then
         echo "$variant: no patches"
     elif git -c user.name=hotline -c user.email=hotline@localhost am -q "${patches[@]}" >"$scratch/am.log" 2>&1; then
         echo "$variant: git am applied ${#patches[@]} patches"

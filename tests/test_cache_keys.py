@@ -60,3 +60,13 @@ def test_base_fragment_and_debian_values_change_the_key(variant_dir, tmp_path, m
 def test_source_identity_changes_the_key(variant_dir):
     other = KernelSource(Path("/src"), dict(SOURCE.identity, sha256="cd" * 32))
     assert key(other) != key()
+
+
+def test_included_series_changes_the_key(variant_dir):
+    (variant_dir / "0002-b.patch").write_text("--- a/y\n+++ b/y\n")
+    (variant_dir / "shared").write_text("0001-a.patch\n0002-b.patch\n")
+    (variant_dir / "series").write_text("include shared\n")
+    before = key()
+    # The same patches in another order: only the included series differs.
+    (variant_dir / "shared").write_text("0002-b.patch\n0001-a.patch\n")
+    assert key() != before

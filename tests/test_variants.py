@@ -54,6 +54,70 @@ def test_series_naming_a_missing_patch(tmp_path, monkeypatch):
         variants.load_variant("v")
 
 
+def shared_group(root):
+    """kernel-patches/ with a group `g` of two patches listed in g/series."""
+    (root / "patches" / "g").mkdir(parents=True)
+    for name in ("0001-a.patch", "0002-b.patch"):
+        (root / "patches" / "g" / name).write_text("")
+    (root / "patches" / "g" / "series").write_text("0001-a.patch\n0002-b.patch\n")
+    (root / "patches" / "t").mkdir()
+    (root / "patches" / "t" / "0001-topic.patch").write_text("")
+    (root / "variants" / "v").mkdir(parents=True)
+    return root / "variants"
+
+
+def test_a_series_includes_another_in_its_place(tmp_path, monkeypatch):
+    monkeypatch.setattr(variants, "VARIANTS", shared_group(tmp_path))
+    (tmp_path / "variants" / "v" / "series").write_text(
+        "# the group first\ninclude ../../patches/g/series  # shared\n"
+        "../../patches/t/0001-topic.patch\n")
+    v = variants.load_variant("v")
+    assert [v.input_key(p) for p in v.patches] == [
+        "patches/g/0001-a.patch", "patches/g/0002-b.patch", "patches/t/0001-topic.patch"]
+    # The included series decides the order, so it is an input of the kernel.
+    assert [v.input_key(p) for p in v.input_files()] == [
+        "variants/v/series", "patches/g/series", "patches/g/0001-a.patch",
+        "patches/g/0002-b.patch", "patches/t/0001-topic.patch"]
+
+
+def test_including_a_missing_series(tmp_path, monkeypatch):
+    monkeypatch.setattr(variants, "VARIANTS", shared_group(tmp_path))
+    (tmp_path / "variants" / "v" / "series").write_text("include ../../patches/h/series\n")
+    with pytest.raises(HotlineError, match=r"v/series: includes '../../patches/h/series', "
+                                           r"which does not exist$"):
+        variants.load_variant("v")
+
+
+def test_an_include_cycle_is_named(tmp_path, monkeypatch):
+    monkeypatch.setattr(variants, "VARIANTS", shared_group(tmp_path))
+    (tmp_path / "variants" / "v" / "series").write_text("include ../../patches/g/series\n")
+    (tmp_path / "patches" / "g" / "series").write_text("0001-a.patch\ninclude ../../variants/v/series\n")
+    with pytest.raises(HotlineError, match=r"include cycle: variants/v/series -> patches/g/series "
+                                           r"-> variants/v/series$"):
+        variants.load_variant("v")
+    (tmp_path / "patches" / "g" / "series").write_text("include series\n")
+    with pytest.raises(HotlineError, match=r"include cycle: .* -> patches/g/series -> "
+                                           r"patches/g/series$"):
+        variants.load_variant("v")
+
+
+def test_a_patch_named_twice(tmp_path, monkeypatch):
+    monkeypatch.setattr(variants, "VARIANTS", shared_group(tmp_path))
+    (tmp_path / "variants" / "v" / "series").write_text(
+        "include ../../patches/g/series\n../../patches/g/0002-b.patch\n")
+    with pytest.raises(HotlineError, match="names '../../patches/g/0002-b.patch', which the "
+                                           "series already applies"):
+        variants.load_variant("v")
+
+
+def test_the_command_prints_the_patches(capsys):
+    assert variants.main(["baseline"]) == 0
+    assert capsys.readouterr().out.split() == [str(p) for p in
+                                               variants.load_variant("baseline").patches]
+    assert variants.main(["nope"]) == 1
+    assert "unknown kernel variant 'nope'" in capsys.readouterr().err
+
+
 def make_tree(root):
     (root / "mm").mkdir(parents=True)
     (root / "mm" / "rmap.c").write_text("line one\nline two\nline three\n")

@@ -2,7 +2,8 @@
 
 A kernel is named by a hash of everything that goes into it: the source
 identity, the common config fragments, Debian's values for the matched
-options, the variant's patches and fragment, the compiler and this recipe.
+options, the variant's series files (included ones too), patches and
+fragment, the compiler and this recipe.
 An existing artifact with that key is reused; otherwise the variant is built
 in a fixed work directory (fixed paths let ccache share objects between
 variants) and its outputs are moved into place only when complete.

@@ -4,10 +4,23 @@ optionally a `config` fragment merged after the common ones.  A series
 names patches by paths relative to its directory, so that variants share
 patches kept in kernel-patches/patches/ (../../patches/GROUP/NNNN-*.patch);
 a path may not leave kernel-patches/.
+
+A line `include PATH` reads another series file in its place (PATH relative
+to the including series, the included series' own paths relative to it), so
+that a group's patches are listed once, in the group's own series:
+
+    include ../../patches/counters/series
+    ../../patches/pte-chain/0001-....patch
+
+A missing included file, an include cycle or a patch named twice is an error.
+Every series file read is an input of the kernel (Variant.input_files).
+
+    python3 -m hotline.kernel.variants NAME     # the patches, one per line
 """
 
 import re
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,14 +35,18 @@ class Variant:
     name: str
     patches: tuple[Path, ...]
     config_fragment: Path | None
+    # The series files read: the variant's own, then those it includes.
+    series: tuple[Path, ...] = ()
 
     def input_key(self, path: Path) -> str:
-        """How a patch or fragment is named in the kernel's cache key: its path
-        under kernel-patches/ (patch names repeat across groups)."""
+        """How a patch, series or fragment is named in the kernel's cache key:
+        its path under kernel-patches/ (patch names repeat across groups)."""
         return str(path.resolve().relative_to(VARIANTS.parent.resolve()))
 
     def input_files(self) -> list[Path]:
-        files = list(self.patches)
+        """Every file that decides the patched, configured source: the series
+        files (their order is the patches' order), the patches, the fragment."""
+        files = [*self.series, *self.patches]
         if self.config_fragment:
             files.append(self.config_fragment)
         return files
@@ -45,19 +62,45 @@ def load_variant(name: str) -> Variant:
     if not series.is_file():
         raise HotlineError(f"unknown kernel variant '{name}'; available: "
                            f"{', '.join(available_variants())}")
-    patches = []
+    patches: list[Path] = []
+    read: list[Path] = []
+    _read_series(series.resolve(), [], patches, read)
+    fragment = directory / "config"
+    return Variant(name, tuple(patches), fragment if fragment.is_file() else None, tuple(read))
+
+
+def _read_series(series: Path, including: list[Path], patches: list[Path],
+                 read: list[Path]) -> None:
+    """Append the patches `series` names, following includes, to `patches`
+    and every series file read to `read`; `including` is the chain of series
+    whose include led here."""
+    root = VARIANTS.parent.resolve()
+    read.append(series)
     for line in series.read_text().splitlines():
         entry = line.split("#", 1)[0].strip()
         if not entry:
             continue
-        patch = (directory / entry).resolve()
-        if not patch.is_relative_to(VARIANTS.parent.resolve()):
-            raise HotlineError(f"{series}: names '{entry}', which is outside {VARIANTS.parent}")
-        if not patch.is_file():
-            raise HotlineError(f"{series}: names '{entry}', which is not in {directory}")
-        patches.append(patch)
-    fragment = directory / "config"
-    return Variant(name, tuple(patches), fragment if fragment.is_file() else None)
+        words = entry.split(None, 1)
+        included = len(words) == 2 and words[0] == "include"
+        if included:
+            entry = words[1]
+        path = (series.parent / entry).resolve()
+        if not path.is_relative_to(root):
+            raise HotlineError(f"{series}: names '{entry}', which is outside {root}")
+        if included:
+            chain = [*including, series]
+            if path in chain:
+                cycle = " -> ".join(str(p.relative_to(root)) for p in [*chain, path])
+                raise HotlineError(f"{series}: include cycle: {cycle}")
+            if not path.is_file():
+                raise HotlineError(f"{series}: includes '{entry}', which does not exist")
+            _read_series(path, chain, patches, read)
+            continue
+        if not path.is_file():
+            raise HotlineError(f"{series}: names '{entry}', which is not in {series.parent}")
+        if path in patches:
+            raise HotlineError(f"{series}: names '{entry}', which the series already applies")
+        patches.append(path)
 
 
 def _rejected_file(patch_output: str) -> str:
@@ -84,3 +127,19 @@ def apply_patches(variant: Variant, tree: Path) -> None:
                 f"variant {variant.name}: patch {patch.name} does not apply: rejected in "
                 f"{_rejected_file(check.stdout + check.stderr)}")
         subprocess.run(base + ["--quiet"], check=True)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1:
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    try:
+        print("\n".join(str(p) for p in load_variant(argv[0]).patches))
+    except HotlineError as e:
+        print(f"hotline: error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
