@@ -9,7 +9,7 @@ import pytest
 
 from hotline.analysis.cost import function_shares, instruction_listing, run_cost
 from hotline import paths
-from hotline.analysis.listing import lock_and_unlock
+from hotline.analysis.listing import lock_and_unlock, lock_and_unlock_in_code
 from hotline.analysis.results import Results
 from hotline.errors import HotlineError
 from hotline.results import schema
@@ -56,6 +56,26 @@ def test_lock_and_unlock_are_the_first_and_last_locked_instructions_of_the_main_
                           "offset": [3, 5, 40, 12, 12], "accesses": [100, 100, 2, 60, 40]})
     assert lock_and_unlock(insns, "f") == {"lock": 3, "unlock": 12}
     assert lock_and_unlock(insns, "g") == {}
+
+
+def test_lock_and_unlock_from_the_kernels_disassembly():
+    """For runs that recorded no instructions (gem5): the first lock bts, and
+    the first locked clear after it; the contended path's second lock bts,
+    out of line, is neither.  The listing is pte_chain_add's on the
+    pte-chain kernel, whose offsets QEMU's instructions give too (0x43, 0x71)."""
+    start = 0xffffffff81200000
+    code = {start + 0x3e: ("4889fb", "mov %rdi,%rbx"),
+            start + 0x43: ("f0480fba2b18", "lock btsq $0x18,(%rbx)"),
+            start + 0x4c: ("f0ff4734", "lock incl 0x34(%rdi)"),      # not a clear
+            start + 0x71: ("f0480fba3318", "lock btrq $0x18,(%rbx)"),
+            start + 0xfd: ("f0480fba2b18", "lock btsq $0x18,(%rbx)")}
+    assert lock_and_unlock_in_code(code, start) == {"lock": 0x43, "unlock": 0x71}
+    # clear_bit_unlock of a constant bit is a lock andb
+    code[start + 0x71] = ("f080237f", "lock andb $0x7f,(%rbx)")
+    assert lock_and_unlock_in_code(code, start) == {"lock": 0x43, "unlock": 0x71}
+    del code[start + 0x71]
+    assert lock_and_unlock_in_code(code, start) == {"lock": 0x43}
+    assert lock_and_unlock_in_code({start: ("90", "nop")}, start) == {}
 
 
 def test_gathered_results_are_labelled_by_run(tmp_path):
