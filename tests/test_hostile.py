@@ -15,7 +15,7 @@ import pytest
 from hotline import cli, experiment, paths, simulate, specs
 from hotline.analysis.results import Results
 from hotline.errors import HotlineError
-from hotline.results.schema import MISSES
+from hotline.results import schema
 from hotline.simulate import guest_log
 from hotline.simulate.backend import Outcome
 from hotline.simulate.qemu import simulator as qemu
@@ -188,17 +188,7 @@ def test_report_of_a_damaged_manifest(tmp_path, capsys):
 
 
 # The results tables of a run made with hotline-cache (simulate/qemu/cache_tables.py).
-TABLES = {
-    "misses": list(MISSES),
-    "instructions": ["run", "pc", "kind", "bytes", "accesses", "cycles", "l1_misses",
-                     "l2_misses", "l3_misses", "symbol", "offset", "source_line"],
-    "coherence": ["run", "cpu", "pc", "object", "field", "thief_cpu", "thief_pc", "symbol",
-                  "offset", "source_line", "thief_symbol", "thief_offset",
-                  "thief_source_line", "count"],
-    "rapw": ["run", "cpu", "store_pc", "load_pc", "count", "store_symbol", "store_offset",
-             "store_source_line", "load_symbol", "load_offset", "load_source_line"],
-    "roi": ["run", "cpu", "instructions"],
-}
+TABLES = {name: list(columns) for name, columns in schema.TABLES.items()}
 
 
 def report_ready_run(tmp_path) -> Path:

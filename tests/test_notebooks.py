@@ -5,27 +5,33 @@ see PROVENANCE.md there).  A notebook that raises fails its test.  The
 slimming keeps every measure the notebooks take, and the committed results
 are its output."""
 
+import re
 import shutil
 
-import nbformat
 import pandas as pd
 import pytest
 
-from hotline import paths
+from hotline import cli, paths
+from hotline.analysis import claims, claims_page
 from hotline.analysis.cost import function_shares, instruction_listing, run_cost
 from hotline.analysis.listing import lock_and_unlock
 from hotline.analysis.notebooks import analyse, notebooks
+from hotline.analysis.results import Results
 from hotline.analysis.slim import slim_instructions, slim_misses
 from hotline.errors import HotlineError
+from tests.test_claims import gem5_shaped
 
 SMOKE = paths.REPO / "analysis" / "smoke-results"
 
 
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory):
+    """Every notebook on the smoke results, and the claims page with the
+    smoke results shaped as gem5's (tests/test_claims.py) as its gem5 side."""
     results = tmp_path_factory.mktemp("smoke") / "claims-smoke"
     shutil.copytree(SMOKE, results)
-    return analyse(results), results
+    gem5 = gem5_shaped(SMOKE, tmp_path_factory.mktemp("gem5") / "claims-smoke-gem5")
+    return analyse(results, gem5), results
 
 
 def test_every_notebook_renders(pages):
@@ -35,16 +41,50 @@ def test_every_notebook_renders(pages):
         assert "<html" in page.read_text()[:2000].lower()
 
 
-def test_the_claims_page_has_a_verdict_for_every_claim(pages):
-    _, results = pages
-    executed = nbformat.read(results / "analysis" / "claims.ipynb", as_version=4)
-    printed = "".join(o.get("text", "") for c in executed.cells if c.cell_type == "code"
-                      for o in c.get("outputs", []) if o.get("name") == "stdout")
-    for n in range(1, 12):
-        assert f"C{n}: " in printed
-    verdicts = [line.split(": ")[1] for line in printed.splitlines()
-                if line.startswith("C") and ": " in line]
-    assert set(verdicts) <= {"supported", "not supported", "inconclusive"}
+def test_the_claims_page_opens_with_the_verdict_table_and_shows_no_code(pages):
+    rendered, _ = pages
+    page = rendered["claims"].read_text()
+    body = page[page.index("<body"):]
+    # The table is the page's first, before the first claim's section.
+    table = body[body.index('<table class="claims">'):]
+    table = table[:table.index("</table>")]
+    assert body.index('<table class="claims">') < body.index('<h2 id="c1">')
+    assert body.find("<table") == body.index('<table class="claims">')
+    rows = table.split("<tr>")[2:]                       # after the head's
+    assert len(rows) == 11
+    verdicts = {"supported", "not supported", "inconclusive"}
+    for n, row in enumerate(rows, 1):
+        assert f'href="#c{n}">C{n}</a>: ' in row
+        cells = [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row)]
+        assert len(cells) == 7                     # claim, seed, QEMU x2, gem5 x2, evidence
+        assert cells[3] in verdicts and cells[5] in verdicts
+    assert "no run made a rapw table (gem5 runs do not)" in table     # C9 on gem5
+    # No code: no input cells, no highlighted source, no prompts.
+    assert 'class="highlight' not in body and "In&nbsp;[" not in body
+    for code in ("import ", "def ", "claims_page."):
+        assert code not in re.sub(r'src="data:[^"]*"', "", body)
+    # The evidence pages keep their code.
+    assert 'class="highlight' in rendered["rmap"].read_text()
+
+
+def test_the_claims_page_without_gem5_says_not_run():
+    checks = claims.check_all(Results(SMOKE))
+    table = claims_page.verdict_table(claims.claims(), {"QEMU": checks, "gem5": None})
+    assert table.count(">not run</td>") == 11
+    assert table.count(f'{checks[0].measured}</td>') == 1
+
+
+def test_analyse_refuses_a_gem5_side_that_is_not_gem5_results(tmp_path, capsys):
+    """One line, before any notebook runs."""
+    assert cli.main(["analyse", str(SMOKE), "--gem5", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert err == (f"hotline: error: {tmp_path} has no runs.parquet: give the directory of a "
+                   "gathered experiment (./hotline run SPEC writes it)\n")
+    assert cli.main(["analyse", str(SMOKE), "--gem5", str(SMOKE)]) == 1
+    err = capsys.readouterr().err
+    assert err == (f"hotline: error: {SMOKE}: its runs were made by qemu; --gem5 takes the "
+                   "results of an experiment run with backend = \"gem5\"\n")
+    assert not (SMOKE / "analysis").exists()
 
 
 def test_a_failed_analysis_leaves_no_pages(tmp_path):

@@ -122,7 +122,7 @@ def cmd_export(args) -> int:
 
 def cmd_analyse(args) -> int:
     from hotline.analysis.notebooks import analyse
-    pages = analyse(Path(args.results))
+    pages = analyse(Path(args.results), Path(args.gem5) if args.gem5 else None)
     for name, page in pages.items():
         print(f"{name}: {page}")
     return 0
@@ -224,6 +224,8 @@ def main(argv=None) -> int:
     p = sub.add_parser("analyse", help="execute the notebooks of analysis/ against a gathered "
                        "results directory; HTML pages in RESULTS/analysis/")
     p.add_argument("results", help="e.g. results/claims-smoke")
+    p.add_argument("--gem5", metavar="GEM5_RESULTS", help="the same experiment's results on "
+                   "gem5, for the claims page's gem5 column (e.g. results/claims-smoke-gem5)")
     p.set_defaults(func=cmd_analyse)
 
     p = sub.add_parser("lab", help="JupyterLab on analysis/ in the project's environment "

@@ -1,7 +1,11 @@
 """Instruction-level helpers for the notebooks' annotated listings: the
 instruction text of a listing's rows, from the bytes the guest ran
 (instructions.parquet), and which locked instructions of a function are its
-lock and its unlock."""
+lock and its unlock: from the instructions the guest ran where the run
+recorded them (QEMU), from the kernel's own disassembly where it did not
+(gem5)."""
+
+import re
 
 import pandas as pd
 
@@ -29,3 +33,27 @@ def lock_and_unlock(instructions: pd.DataFrame, symbol: str) -> dict[str, int]:
     if len(main_path) == 1:
         return {"lock": main_path[0]}
     return {"lock": main_path[0], "unlock": main_path[-1]}
+
+
+# objdump's text of a locked bit set, and of a locked clear (btr, or an and
+# with the bit's complement: clear_bit_unlock of a constant bit).
+_LOCKED_SET = re.compile(r"^lock bts")
+_LOCKED_CLEAR = re.compile(r"^lock (btr|and)")
+
+
+def lock_and_unlock_in_code(code: dict[int, tuple[str, str]], start: int) -> dict[str, int]:
+    """Offsets of a bit spinlock's lock and unlock in a function, from its
+    disassembly ({pc: (bytes, text)}, Symbolizer.disassemble) for runs that
+    recorded no instructions: the lock is the first locked bit set (lock
+    bts), the unlock the first locked clear after it (lock btr / and).  A
+    contended retry's second lock bts, out of line after the main path, is
+    neither.  On the pte-chain kernel this finds the offsets that
+    lock_and_unlock finds from the instructions QEMU ran."""
+    pcs = sorted(code)
+    lock = next((pc for pc in pcs if _LOCKED_SET.match(code[pc][1])), None)
+    if lock is None:
+        return {}
+    unlock = next((pc for pc in pcs if pc > lock and _LOCKED_CLEAR.match(code[pc][1])), None)
+    if unlock is None:
+        return {"lock": lock - start}
+    return {"lock": lock - start, "unlock": unlock - start}

@@ -1,7 +1,12 @@
 """Running the notebooks of analysis/ headless against a results directory:
 papermill injects the directory into each notebook's `parameters` cell and
 executes it; nbconvert writes the executed notebook as HTML.  Outputs go to
-RESULTS_DIR/analysis/, next to the results they were made from."""
+RESULTS_DIR/analysis/, next to the results they were made from.
+
+A notebook that declares `gem5_results_dir` in its parameters cell (the
+claims page) also gets the results of the same experiment on gem5, when
+given.  A notebook whose metadata says {"hotline": {"hide_code": true}} is
+written as HTML without its code cells' input: a page for readers."""
 
 from pathlib import Path
 
@@ -21,15 +26,32 @@ def notebooks() -> list[Path]:
         [p for name, p in sorted(found.items()) if name not in ORDER]
 
 
-def analyse(results_dir: Path) -> dict[str, Path]:
-    """Execute every notebook against results_dir; {name: HTML page}.  A
-    notebook that raises stops the analysis with its error."""
+GEM5_PARAMETER = "gem5_results_dir"
+
+
+def gem5_results(directory: Path) -> Results:
+    """The results of a gem5 experiment, or a one-line error saying why not."""
+    results = Results(directory)
+    if results.backends != ["gem5"]:
+        made_by = " and ".join(results.backends) or "no backend (no run succeeded)"
+        raise HotlineError(f"{directory}: its runs were made by {made_by}; --gem5 takes the "
+                           "results of an experiment run with backend = \"gem5\"")
+    return results
+
+
+def analyse(results_dir: Path, gem5_dir: Path | None = None) -> dict[str, Path]:
+    """Execute every notebook against results_dir (and gem5_dir, where a
+    notebook takes it); {name: HTML page}.  A notebook that raises stops
+    the analysis with its error."""
     import nbformat
     import papermill
     from nbconvert import HTMLExporter
 
     results_dir = results_dir.resolve()
     Results(results_dir)  # refuses a directory that is not gathered results
+    if gem5_dir is not None:
+        gem5_dir = gem5_dir.resolve()
+        gem5_results(gem5_dir)
     out = results_dir / "analysis"
     out.mkdir(exist_ok=True)
     # No page of an earlier analysis may outlive a failed one.
@@ -38,10 +60,13 @@ def analyse(results_dir: Path) -> dict[str, Path]:
     pages = {}
     for notebook in notebooks():
         executed, page = out / notebook.name, out / f"{notebook.stem}.html"
+        parameters = {"results_dir": str(results_dir)}
+        if GEM5_PARAMETER in papermill.inspect_notebook(str(notebook)):
+            parameters[GEM5_PARAMETER] = str(gem5_dir) if gem5_dir else None
         with phase(f"notebook {notebook.stem}"):
             try:
                 papermill.execute_notebook(str(notebook), str(executed), cwd=str(NOTEBOOKS),
-                                           parameters={"results_dir": str(results_dir)},
+                                           parameters=parameters,
                                            progress_bar=False, kernel_name="python3",
                                            # Quiet ipykernel's warning that its
                                            # local TCP sockets are unencrypted.
@@ -49,7 +74,10 @@ def analyse(results_dir: Path) -> dict[str, Path]:
             except papermill.PapermillExecutionError as e:
                 raise HotlineError(f"notebook {notebook.name} failed at cell {e.exec_count}: "
                                    f"{e.ename}: {e.evalue} (executed copy: {executed})") from None
-        html, _ = HTMLExporter().from_notebook_node(nbformat.read(executed, as_version=4))
+        node = nbformat.read(executed, as_version=4)
+        hide = bool(node.metadata.get("hotline", {}).get("hide_code"))
+        html, _ = HTMLExporter(exclude_input=hide, exclude_input_prompt=hide,
+                               exclude_output_prompt=hide).from_notebook_node(node)
         page.write_text(html)
         pages[notebook.stem] = page
     say(f"analysis written to {out}")

@@ -11,6 +11,7 @@ import pandas as pd
 import pyarrow as pa
 
 from hotline.errors import HotlineError
+from hotline.results import schema
 
 LABELS = ["variant", "workload", "system", "cpus", "repeat", "params"]
 # The index's columns that these results read (hotline.sweep.gather writes them).
@@ -53,6 +54,7 @@ def _json(text, path: Path, run_id: str):
 class Results:
     def __init__(self, directory: Path | str):
         self.directory = Path(directory)
+        self._tables: dict[str, pd.DataFrame] = {}
         if not (self.directory / "runs.parquet").is_file():
             raise HotlineError(f"{self.directory} has no runs.parquet: give the directory of a "
                                "gathered experiment (./hotline run SPEC writes it)")
@@ -79,14 +81,51 @@ class Results:
     def ok(self) -> pd.DataFrame:
         return self.runs[self.runs["status"] == "ok"]
 
+    def has(self, name: str) -> bool:
+        """Whether some run made the table `name` (gem5 runs make misses and
+        roi only: results/schema.py)."""
+        return (self.directory / f"{name}.parquet").is_file()
+
     def table(self, name: str) -> pd.DataFrame:
-        """A results table of every successful run, with the run's labels."""
-        path = self.directory / f"{name}.parquet"
-        if not path.is_file():
-            return pd.DataFrame(columns=["run", *LABELS])
-        table = _read(path, ["run"])
-        labels = self.ok[["run_id", *LABELS]].rename(columns={"run_id": "run"})
-        return table.merge(labels, on="run", how="inner")
+        """A results table of every successful run, with the run's labels.
+        A table no run made has no rows, and the columns of its schema.
+        Read once; each call returns a copy of its own."""
+        if name not in self._tables:
+            path = self.directory / f"{name}.parquet"
+            if self.has(name):
+                table = _read(path, ["run"])
+            elif name in schema.TABLES:
+                table = schema.empty(schema.TABLES[name])
+            else:
+                table = pd.DataFrame({"run": pd.Series(dtype="string")})
+            labels = self.ok[["run_id", *LABELS]].rename(columns={"run_id": "run"})
+            self._tables[name] = table.merge(labels, on="run", how="inner")
+        return self._tables[name].copy()
+
+    @property
+    def backends(self) -> list[str]:
+        """The backends that made the successful runs (qemu, gem5)."""
+        if "backend" in self.ok.columns:
+            return sorted(set(self.ok["backend"].dropna()))
+        return sorted({(m.get("inputs") or {}).get("backend", {}).get("name", "?")
+                       for m in map(self.manifest, self.ok["run_id"])})
+
+    def manifest(self, run_id: str) -> dict:
+        """A run's manifest, as its run directory had it ({} if it has none)."""
+        path = self.directory / "runs.parquet"
+        row = self.runs[self.runs["run_id"] == run_id]
+        return (_json(row["manifest"].astype(object).iloc[0], path, run_id) or {}) \
+            if len(row) else {}
+
+    def vmlinux(self, run_id: str) -> Path:
+        """The vmlinux a run booted, from the kernel build cache; a one-line
+        error if the build is not there (results made on another machine)."""
+        from hotline.report.run import kernel_dir
+        manifest = self.manifest(run_id)
+        try:
+            return kernel_dir(manifest) / "vmlinux"
+        except (KeyError, TypeError):
+            raise HotlineError(f"run {run_id}'s manifest names no kernel build") from None
 
     def select(self, frame: pd.DataFrame, **where) -> pd.DataFrame:
         """Rows whose columns have the given values; params matches a subset

@@ -24,6 +24,19 @@ misses.parquet, one row per (cpu, instruction, data field, level, cause):
                whatever served them.  A miss at L1 that hits L2 and a miss at
                L2 are different rows with their own cycles: sum cycles within
                one level, never across levels.
+
+The other tables, as the QEMU backend's hotline-cache writes them
+(simulate/qemu/cache_tables.py); gem5 runs make misses and roi only, and a
+table no run made reads as empty with these columns (analysis/results.py):
+
+instructions.parquet, one row per (instruction, access kind) executed: its
+  bytes as run, accesses, cycles and misses at each level, symbol, offset and
+  source line.
+coherence.parquet, one row per (cpu, pc, object, field, thief cpu, thief pc):
+  coherence misses, with both instructions symbolized.
+rapw.parquet, one row per (cpu, store pc, load pc): reads after partial
+  writes, both instructions symbolized.
+roi.parquet, one row per cpu: instructions inside the regions of interest.
 """
 
 import pandas as pd
@@ -34,6 +47,25 @@ MISSES = {
     "field": "string", "level": "string", "cause": "string", "count": "int64",
     "cycles": "int64",
 }
+INSTRUCTIONS = {
+    "run": "string", "pc": "uint64", "kind": "string", "bytes": "string", "accesses": "int64",
+    "cycles": "int64", "l1_misses": "int64", "l2_misses": "int64", "l3_misses": "int64",
+    "symbol": "string", "offset": "int64", "source_line": "string",
+}
+COHERENCE = {
+    "run": "string", "cpu": "int64", "pc": "uint64", "thief_cpu": "int64", "thief_pc": "uint64",
+    "object": "string", "field": "string", "symbol": "string", "offset": "int64",
+    "source_line": "string", "thief_symbol": "string", "thief_offset": "int64",
+    "thief_source_line": "string", "count": "int64",
+}
+RAPW = {
+    "run": "string", "cpu": "int64", "store_pc": "uint64", "load_pc": "uint64", "count": "int64",
+    "store_symbol": "string", "store_offset": "int64", "store_source_line": "string",
+    "load_symbol": "string", "load_offset": "int64", "load_source_line": "string",
+}
+ROI = {"run": "string", "cpu": "int64", "instructions": "int64"}
+TABLES = {"misses": MISSES, "instructions": INSTRUCTIONS, "coherence": COHERENCE, "rapw": RAPW,
+          "roi": ROI}
 LEVELS = ("L1I", "L1D", "L2", "L3")
 CAUSES = ("compulsory", "capacity", "conflict", "coherence", "upgrade")
 # What the report calls cause "": a miss the backend did not classify.
@@ -48,3 +80,8 @@ def conform(frame: pd.DataFrame, schema: dict[str, str], table: str) -> pd.DataF
     if missing:
         raise ValueError(f"{table} table lacks column(s) {missing}")
     return frame[list(schema)].astype(schema).reset_index(drop=True)
+
+
+def empty(schema: dict[str, str]) -> pd.DataFrame:
+    """A table with the schema's columns, typed, and no rows."""
+    return pd.DataFrame({c: pd.Series(dtype=t) for c, t in schema.items()})

@@ -1,0 +1,229 @@
+"""The claims page (analysis/claims.ipynb) as HTML pieces: at the top one
+table of every claim, the seed's figure beside the QEMU and the gem5 figure
+and verdict; then a section per claim with its rule and, where a picture
+says more than a number, one picture.  The checks are claims.py's; this
+module only lays them out and draws (matplotlib's object API, as the run
+report's pictures: report/pictures.py).
+
+A backend without results is "not run" in the table; a claim's picture
+shows the backends that measured it, beside the seed where the seed gave
+the same measure.
+"""
+
+import base64
+import html
+from typing import Callable
+
+import matplotlib
+from matplotlib.figure import Figure
+
+from hotline.analysis.claims import (
+    INCONCLUSIVE, NOT_SUPPORTED, SEED, SEED_FILES, SUPPORTED, Check, Claim,
+)
+from hotline.report.pictures import STYLE, picture
+
+NOT_RUN = "not run"
+VERDICT_COLOURS = {SUPPORTED: "#d4edda", NOT_SUPPORTED: "#f8d7da", INCONCLUSIVE: "#fff3cd",
+                   NOT_RUN: "#eeeeee"}
+SEED_COLOUR, BACKEND_COLOURS = "#9e9e9e", {"QEMU": "#4c72b0", "gem5": "#dd8452"}
+BACKENDS = ("QEMU", "gem5")
+
+# {backend label: that backend's check of one claim}; a backend not run is absent.
+Measured = dict[str, Check]
+
+
+def _e(text: str) -> str:
+    return html.escape(str(text))
+
+
+def _anchor(claim: str) -> str:
+    return claim.lower()
+
+
+def _cell(content: str, tag: str = "td", background: str = "") -> str:
+    """A table cell, left-aligned (notebook styles right-align cells: fine
+    for numbers, hard to read for sentences)."""
+    colour = f"background:{background};" if background else ""
+    return f'<{tag} style="text-align:left;vertical-align:top;{colour}">{content}</{tag}>'
+
+
+def _verdict_cell(check: Check | None) -> str:
+    verdict = check.verdict if check else NOT_RUN
+    return _cell(_e(verdict), background=VERDICT_COLOURS[verdict])
+
+
+def _figure_cell(check: Check | None) -> str:
+    if check is None:
+        return _cell("-")
+    reason = f'<br><small>{_e(check.reason)}</small>' if check.reason else ""
+    return _cell(f"{_e(check.measured)}{reason}")
+
+
+def verdict_table(claims: list[Claim], by_backend: dict[str, list[Check] | None],
+                  caption: str = "") -> str:
+    """The table at the top of the page: one row per claim."""
+    checks = {backend: {c.claim: c for c in found} if found else {}
+              for backend, found in by_backend.items()}
+    head = "".join(_cell(name, "th") for name in
+                   ["claim", "seed figure",
+                    *(f"{b} {what}" for b in BACKENDS for what in ("figure", "verdict")),
+                    "evidence"])
+    rows = []
+    for claim in claims:
+        cells = "".join(_figure_cell(checks.get(b, {}).get(claim.id)) +
+                        _verdict_cell(checks.get(b, {}).get(claim.id)) for b in BACKENDS)
+        name = f'<a href="#{_anchor(claim.id)}">{claim.id}</a>: {_e(claim.title)}'
+        rows.append(f"<tr>{_cell(name)}{_cell(_e(claim.seed_figure))}{cells}"
+                    f"{_cell(_evidence(claim))}</tr>")
+    caption = f"<caption>{_e(caption)}</caption>" if caption else ""
+    return (f'<table class="claims">{caption}<thead><tr>{head}</tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table>')
+
+
+def _evidence(claim: Claim) -> str:
+    return f'<a href="{claim.evidence}.html">{claim.evidence}</a>'
+
+
+def section(claim: Claim, measured: Measured) -> str:
+    """A claim's section: what it is, its rule, what each backend measured."""
+    head = "".join(_cell(name, "th") for name in ("backend", "measured", "verdict"))
+    rows = "".join(
+        f"<tr>{_cell(b)}{_figure_cell(measured.get(b))}{_verdict_cell(measured.get(b))}</tr>"
+        for b in BACKENDS)
+    return (f'<h2 id="{_anchor(claim.id)}">{claim.id}: {_e(claim.title)}</h2>'
+            f"<p><b>Seed</b> ({SEED_FILES[claim.seed]}): {_e(claim.seed_figure)}</p>"
+            f"<p><b>Experiment</b>: {_e(claim.experiment)}</p>"
+            f"<p><b>Rule</b>: {_e(claim.rule)}</p>"
+            f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+            f"<p><b>Evidence</b>: {_evidence(claim)}</p>")
+
+
+def sections(claims: list[Claim], by_backend: dict[str, list[Check] | None]) -> str:
+    """Every claim's section, each with its picture."""
+    checks = {b: {c.claim: c for c in found} for b, found in by_backend.items() if found}
+    out = []
+    for claim in claims:
+        measured = {b: found[claim.id] for b, found in checks.items() if claim.id in found}
+        out.append(section(claim, measured) + picture_html(claim, measured))
+    return "".join(out)
+
+
+def picture_html(claim: Claim, measured: Measured) -> str:
+    """The claim's picture as an embedded PNG, or "" where a number says it
+    (or no backend measured what the picture shows)."""
+    draw = PICTURES.get(claim.id)
+    shown = {b: c for b, c in measured.items() if c.numbers}
+    if draw is None or not shown:
+        return ""
+    with matplotlib.rc_context(STYLE):
+        figure = Figure(figsize=(7.5, 3.2), layout="constrained")
+        title = draw(figure, shown)
+    png = picture(figure, claim.id.lower(), title).png
+    return (f'<figure><img src="data:image/png;base64,{base64.b64encode(png).decode()}" '
+            f'alt="{_e(title)}"><figcaption>{_e(title)}</figcaption></figure>')
+
+
+# The pictures: each draws into the figure and returns its caption. ---------
+
+def _bars(ax, groups: list[str], series: dict[str, list[float]], percent: bool = True) -> None:
+    """Grouped vertical bars: one group per label, one bar per series."""
+    width = 0.8 / max(len(series), 1)
+    for i, (name, values) in enumerate(series.items()):
+        colour = SEED_COLOUR if name == "seed" else BACKEND_COLOURS.get(name)
+        xs = [g + (i - (len(series) - 1) / 2) * width for g in range(len(groups))]
+        ax.bar(xs, [v * 100 if percent else v for v in values], width, label=name, color=colour)
+    ax.set_xticks(range(len(groups)), groups)
+    ax.legend(frameon=False)
+
+
+def _c1(figure: Figure, measured: Measured) -> str:
+    axes = figure.subplots(1, len(measured), squeeze=False)[0]
+    for ax, (backend, check) in zip(axes, measured.items()):
+        cost = check.numbers["cost"]
+        base = sum(cost["baseline"].values())
+        variants = list(cost)
+        instructions = [cost[v]["instructions"] / base for v in variants]
+        stalls = [cost[v]["stall_cycles"] / base for v in variants]
+        ax.bar(variants, instructions, color="#c7d3e8", label="instructions (1 cycle each)")
+        ax.bar(variants, stalls, bottom=instructions, color=BACKEND_COLOURS[backend],
+               label="L1 miss stall cycles")
+        ax.axhline(SEED["C1_system_time_ratio"], color=SEED_COLOUR, linestyle="--",
+                   label=f"seed: x{SEED['C1_system_time_ratio']:.2f} system time")
+        ax.set_title(f"{backend}: x{check.numbers['ratio']:.3f}")
+        ax.set_ylabel("modelled cycles / baseline's")
+        ax.set_ylim(0, 1.6 * max(SEED["C1_system_time_ratio"], check.numbers["ratio"]))
+        ax.legend(frameon=False, loc="upper left")
+    return "C1: the fork storm's modelled cost, baseline and pte-chain (4 CPUs)"
+
+
+def _c2(figure: Figure, measured: Measured) -> str:
+    ax = figure.subplots()
+    groups = [("add", "lock"), ("add", "unlock"), ("remove", "lock"), ("remove", "unlock")]
+    series = {"seed": [SEED[f"C2_{f}_{r}_share"] for f, r in groups]}
+    for backend, check in measured.items():
+        series[backend] = [check.numbers[f].get(r, 0.0) for f, r in groups]
+    _bars(ax, [f"pte_chain_{f}\n{r}" for f, r in groups], series)
+    ax.set_ylabel("% of the function's stalls (seed: samples)")
+    return "C2: the chain lock's and unlock's shares of their function's cost"
+
+
+def _c5(figure: Figure, measured: Measured) -> str:
+    ax = figure.subplots()
+    groups = ["adds from fork", "adds from faults", "removes from zap"]
+    series = {"seed": [SEED["C5_add_fork"], SEED["C5_add_fault"], SEED["C5_remove_zap"]]}
+    for backend, check in measured.items():
+        adds, removes = check.numbers["adds"], check.numbers["removes"]
+        series[backend] = [adds.get("rmap_add_fork", 0) / sum(adds.values()),
+                           adds.get("rmap_add_fault", 0) / sum(adds.values()),
+                           removes.get("rmap_remove_zap", 0) / sum(removes.values())]
+    _bars(ax, groups, series)
+    ax.set_ylabel("% of rmap adds / removes")
+    return "C5: where rmap adds and removes come from, fork storm on baseline"
+
+
+C6_BATCH = {"pagevec-1": 1, "baseline": 15, "pagevec-31": 31}   # pages a batch, by variant
+
+
+def _c6(figure: Figure, measured: Measured) -> str:
+    ax = figure.subplots()
+    first = next(iter(measured.values())).numbers["acquisitions"]
+    variants = sorted(first, key=lambda v: C6_BATCH.get(v, 0))
+    seed = {"pagevec-1": 1.0, "baseline": 1 - SEED["C6_acquisition_cut"]}
+    series = {"seed": [seed.get(v, float("nan")) for v in variants]}
+    for backend, check in measured.items():
+        acquisitions = check.numbers["acquisitions"]
+        series[backend] = [acquisitions.get(v, 0) / acquisitions["pagevec-1"] for v in variants]
+    _bars(ax, [f"{v}\n({C6_BATCH[v]} a batch)" if v in C6_BATCH else v for v in variants],
+          series)
+    ax.set_ylabel("LRU-lock acquisitions, % of pagevec-1's")
+    return "C6: LRU-lock acquisitions against the batch size (lruwriters, 4 CPUs)"
+
+
+def _c7(figure: Figure, measured: Measured) -> str:
+    ax = figure.subplots()
+    series = {"seed": [SEED["C7_mmap_user_share"], SEED["C7_read_user_share"]]}
+    for backend, check in measured.items():
+        user = check.numbers["user_share"]
+        series[backend] = [user["mmap"], user["read"]]
+    _bars(ax, ["copy via mmap()", "copy via read()"], series)
+    ax.set_ylabel("% of L1D stall cycles in user space")
+    ax.set_ylim(0, 100)
+    return "C7: where a dump copy's L1D misses land"
+
+
+def _c8(figure: Figure, measured: Measured) -> str:
+    axes = figure.subplots(1, len(measured), squeeze=False)[0]
+    marked = {"unmap_page_range", "filemap_map_pages"}
+    for ax, (backend, check) in zip(axes, measured.items()):
+        shares = check.numbers["shares"]
+        names = list(shares)[::-1]
+        ax.barh(names, [shares[n] * 100 for n in names],
+                color=[BACKEND_COLOURS[backend] if n in marked else "#c7d3e8" for n in names])
+        ax.set_title(backend)
+        ax.set_xlabel("% of kernel L1 stall cycles")
+    return ("C8: the script storm's top kernel functions (zap = unmap_page_range, fault-around "
+            "= filemap_map_pages, marked)")
+
+
+PICTURES: dict[str, Callable[[Figure, Measured], str]] = {
+    "C1": _c1, "C2": _c2, "C5": _c5, "C6": _c6, "C7": _c7, "C8": _c8}
