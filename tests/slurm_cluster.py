@@ -23,7 +23,9 @@ written to the job completion log when they end.
 Stopping it (stop(), also when starting failed half-way): every job
 cancelled, the daemons sent SIGTERM, then every process left in the
 network namespace (slurmstepd, a job's processes, the process that holds
-the namespaces) killed; it raises if one survives.  Needs root.
+the namespaces) killed; it raises if one survives.  A cluster left by a
+test run that was itself killed is stopped the same way by the next one
+(the holders' pids are in /run/hotline-slurm-test/).  Needs root.
 """
 
 import os
@@ -76,6 +78,9 @@ MinJobAge=1800
 NodeName=localhost NodeAddr=127.0.0.1 CPUs={cpus} RealMemory={memory} State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 """
+# The pids of the clusters' namespace holders (a file each, holding its
+# start time), for the next test run to clean up after one that was killed.
+HOLDERS = Path("/run/hotline-slurm-test")
 # The namespaces: loopback up, this cluster's etc/ over /etc/slurm.  A
 # second address on lo: Slurm's getaddrinfo(AI_ADDRCONFIG) finds no address
 # to listen on where 127.0.0.1 is the only one.
@@ -130,6 +135,7 @@ class Cluster:
         if not Path("/etc/slurm").is_dir():
             raise NotPossible("needs /etc/slurm (Debian's slurm-client makes it) to mount "
                               "the cluster's configuration over")
+        clean_up_after_killed_runs()
         self._write_configuration()
         self.holder = subprocess.Popen(
             ["unshare", "--net", "--mount", "--propagation", "private",
@@ -143,6 +149,8 @@ class Cluster:
                 raise NotPossible(f"cannot make network and mount namespaces: {error}")
             raise RuntimeError(f"making the cluster's namespaces failed: {error}")
         self.namespace = os.readlink(f"/proc/{self.holder.pid}/ns/net")
+        HOLDERS.mkdir(parents=True, exist_ok=True)
+        (HOLDERS / str(self.holder.pid)).write_text(start_time(self.holder.pid))
         munge = self.scratch / "munge"
         # --force: the socket's directory is reachable by root only (pytest's
         # temporary directories are private), which munged warns about.
@@ -217,17 +225,49 @@ class Cluster:
                     daemon.wait()
         # Whatever is left in the namespace: job steps, their processes,
         # and the holder, which is the namespace's last process.
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            for pid in processes_in(self.namespace):
-                try:
-                    os.kill(pid, sig)
-                except ProcessLookupError:
-                    pass
-            time.sleep(1)
+        kill_namespace(self.namespace)
         self.holder.wait(timeout=10)
         if left := processes_in(self.namespace):
             raise RuntimeError(f"processes left in the Slurm cluster's namespace: "
                                f"{', '.join(command_of(pid) for pid in left)}")
+        (HOLDERS / str(self.holder.pid)).unlink(missing_ok=True)
+
+
+def clean_up_after_killed_runs() -> None:
+    """The clusters of test runs that were themselves killed, which stop()
+    never reached: each holder's pid is in HOLDERS, with its start time
+    (a pid is reused); every process in its namespace is killed."""
+    for entry in HOLDERS.glob("*") if HOLDERS.is_dir() else []:
+        pid = int(entry.name)
+        try:
+            alive = start_time(pid) == entry.read_text()
+            namespace = os.readlink(f"/proc/{pid}/ns/net")
+        except OSError:
+            alive = False
+        if alive:
+            print(f"slurm cluster: killing a cluster left by a killed test run: "
+                  f"{', '.join(command_of(p) for p in processes_in(namespace))}")
+            kill_namespace(namespace)
+        entry.unlink()
+
+
+def start_time(pid: int) -> str:
+    """When a process started (/proc/PID/stat's 22nd field), to tell it
+    from a later one with its pid."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+
+
+def kill_namespace(namespace: str | None) -> None:
+    """SIGTERM, then SIGKILL, to every process in a network namespace."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        pids = processes_in(namespace)
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        if pids:
+            time.sleep(1)
 
 
 def command_of(pid: int) -> str:
