@@ -29,6 +29,7 @@ test run that was itself killed is stopped the same way by the next one
 """
 
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -92,8 +93,7 @@ class NotPossible(Exception):
 
 
 def missing_tools() -> list[str]:
-    from shutil import which
-    return [t for t in TOOLS if which(t) is None]
+    return [t for t in TOOLS if shutil.which(t) is None]
 
 
 class Cluster:
