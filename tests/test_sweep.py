@@ -147,6 +147,9 @@ def test_parallel_sweep_with_a_failed_run(sandbox, monkeypatch, capfd):
     sandbox.write_text(SPEC + "repeats = 2\n")
     failing = "baseline--lmbench-lite-smoke--pentium3-4way--r1"
     monkeypatch.setenv("STAND_IN_FAIL", failing)
+    # Simulations long enough that two overlap even when starting a step
+    # takes seconds (a loaded 2-core host: with 1 s they once never did).
+    monkeypatch.setenv("STAND_IN_SLEEP", "4")
     assert engine.run_sweep(sandbox, jobs=2) == 1
     err = capfd.readouterr().err
     out = out_dir(sandbox)
