@@ -64,22 +64,13 @@ UNUSED_API(GByteArray *, g_byte_array_set_size(GByteArray *a, unsigned int l))
 UNUSED_API(char *, g_array_free(GArray *a, int f))
 #pragma GCC diagnostic warning "-Wunused-parameter"
 
-struct event {
-	uint8_t type;		/* 'B' block, 'A' access */
-	uint8_t core, store, locked;
-	uint32_t size;		/* access: bytes; block: instructions */
-	uint64_t pc;		/* block: its start */
-	uint64_t vaddr;		/* block: its end */
-	uint64_t paddr;
-};
-
 /* The blocks and instructions of the stream, made as translation would. */
 struct prepared {
 	struct block *block;
 	struct insn *insn;
 };
 
-static void __attribute__((noinline)) replay_events(const struct event *e,
+static void __attribute__((noinline)) replay_events(const struct trace_event *e,
 						    const struct prepared *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -98,7 +89,7 @@ int main(int argc, char **argv)
 	FILE *f;
 	long bytes;
 	size_t n, accesses = 0;
-	struct event *events;
+	struct trace_event *events;
 	struct prepared *prepared;
 	struct timespec t0, t1;
 	qemu_info_t info = { .system_emulation = true, .system = { .smp_vcpus = 1 } };
@@ -129,7 +120,7 @@ int main(int argc, char **argv)
 	}
 	fclose(f);
 	for (size_t i = 0; i < n; i++) {
-		struct event *e = &events[i];
+		struct trace_event *e = &events[i];
 		struct insn *in = insn_at(e->pc, (const uint8_t *)"", 0);
 
 		if (e->type == 'B') {

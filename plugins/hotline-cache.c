@@ -647,16 +647,12 @@ static void data_access(uint32_t core, struct insn *n, uint64_t vaddr, uint64_t 
 	account(core, n->pc, vaddr, paddr, size, kind, &n->stats[kind]);
 }
 
-#ifdef HOTLINE_CACHE_TRACE
 /*
  * Measurement only (bench/README.md): built with -DHOTLINE_CACHE_TRACE, the
  * plugin also writes the first HOTLINE_CACHE_TRACE_MAX blocks and accesses
- * of the regions of interest, with their core, to OUT.trace
- * (struct trace_event, bench/replay.c reads it).
+ * of the regions of interest, with their core, to OUT.trace as these
+ * records, which bench/replay.c reads.
  */
-#ifndef HOTLINE_CACHE_TRACE_MAX
-#define HOTLINE_CACHE_TRACE_MAX 20000000
-#endif
 struct trace_event {
 	uint8_t type;		/* 'B' block, 'A' access */
 	uint8_t core, store, locked;
@@ -665,6 +661,11 @@ struct trace_event {
 	uint64_t vaddr;		/* block: its end */
 	uint64_t paddr;
 };
+
+#ifdef HOTLINE_CACHE_TRACE
+#ifndef HOTLINE_CACHE_TRACE_MAX
+#define HOTLINE_CACHE_TRACE_MAX 20000000
+#endif
 static FILE *trace_file;
 static uint64_t trace_events;
 
