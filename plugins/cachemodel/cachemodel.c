@@ -21,8 +21,9 @@
  * same order as unthreaded.  Between the two:
  *
  *   - The words a lock-free hit reads and another core may change (the
- *     tags of the private caches, the L2's state, the MRU words) are read
- *     and written atomically (LOAD acquires, STORE releases).
+ *     tags of the private caches, the L2's state, the MRU words) are written
+ *     atomically (STORE releases, exchanges) and read so where another
+ *     thread may be writing them (LOAD acquires).
  *   - A lock holder changing another core's private state brackets the
  *     change with that core's sequence count (remote_begin, remote_end):
  *     odd while it changes.  A lock-free hit reads the count before and
@@ -269,7 +270,22 @@ static struct way *cache_set(struct cache *c, uint64_t line)
 	return &c->ways[(line & (c->sets - 1)) * c->assoc];
 }
 
+/*
+ * The way holding the line, or NULL.  Threaded, tags change only under the
+ * lock, so a lock holder reads them plainly; a lock-free hit reads its own
+ * with cache_find_unlocked, since a lock holder may be dropping the line.
+ */
 static struct way *cache_find(struct cache *c, uint64_t line)
+{
+	struct way *set = cache_set(c, line);
+
+	for (uint32_t i = 0; i < c->assoc; i++)
+		if (set[i].tag == line + 1)
+			return &set[i];
+	return NULL;
+}
+
+static struct way *cache_find_unlocked(struct cache *c, uint64_t line)
 {
 	struct way *set = cache_set(c, line);
 
@@ -290,7 +306,7 @@ static struct way *cache_victim(struct cache *c, uint64_t line)
 	struct way *set = cache_set(c, line), *victim = &set[0];
 
 	for (uint32_t i = 0; i < c->assoc; i++) {
-		if (!LOAD(&set[i].tag))
+		if (!set[i].tag)
 			return &set[i];
 		if (set[i].stamp < victim->stamp)
 			victim = &set[i];
@@ -482,9 +498,10 @@ static uint64_t mru_word(uint64_t line, bool modified)
 	return (line + 1) << 1 | modified;
 }
 
+/* A read hits the line whatever its bit, a write only if it is Modified. */
 static bool mru_hit(uint64_t word, uint64_t line, bool write)
 {
-	return word >> 1 == line + 1 && (!write || (word & 1));
+	return (word | !write) == mru_word(line, true);
 }
 
 /* (seq_cst: against a lock-free hit making the line its MRU line, see
@@ -665,35 +682,39 @@ static void set_source(struct cm_model *m, struct cm_result *r, uint8_t source)
 static void access_line_slow(struct cm_model *m, uint32_t core, uint64_t pc, uint64_t line,
 			     uint32_t kind, struct cm_result *r);
 
-static bool hit_unlocked(struct core *me, uint64_t line, uint32_t kind,
-			 struct cm_result *r);
+static void access_line_threaded(struct cm_model *m, uint32_t core, uint64_t pc, uint64_t line,
+				 uint32_t kind, struct cm_result *r);
 
-static void access_line(struct cm_model *m, uint32_t core, uint64_t pc, uint64_t line,
-			uint32_t kind, struct cm_result *r)
+/* Unthreaded, past the MRU line: the lookup, and the line becomes the MRU
+ * line.  Out of line, so that an MRU hit saves no registers. */
+static __attribute__((noinline)) void access_line_unthreaded(struct cm_model *m, uint32_t core,
+							     uint64_t pc, uint64_t line,
+							     uint32_t kind, struct cm_result *r)
+{
+	struct core *me = &m->cores[core];
+	int data = kind != CM_IFETCH;
+
+	access_line_slow(m, core, pc, line, kind, r);
+	STORE(&me->mru[data],
+	      mru_word(line, data && LOAD(&cache_find(&me->l2, line)->state) == MODIFIED));
+}
+
+static inline void access_line(struct cm_model *m, uint32_t core, uint64_t pc, uint64_t line,
+			       uint32_t kind, struct cm_result *r)
 {
 	struct core *me = &m->cores[core];
 	int data = kind != CM_IFETCH;
 	bool write = kind == CM_STORE || kind == CM_RMW;
 
 	if (m->threaded) {
-		if (hit_unlocked(me, line, kind, r)) {
-			me->paths.unlocked++;
-			return;
-		}
-		me->paths.locked++;
-		pthread_mutex_lock(&m->lock);
+		access_line_threaded(m, core, pc, line, kind, r);
 	} else if (mru_hit(LOAD(&me->mru[data]), line, write)) {
 		r->l1 = CM_HIT;
 		r->source = CM_FROM_L1;
 		r->cycles = data ? me->l1d.latency : me->l1i.latency;
-		return;
+	} else {
+		access_line_unthreaded(m, core, pc, line, kind, r);
 	}
-	access_line_slow(m, core, pc, line, kind, r);
-	/* The line is now this core's most recently used in that L1. */
-	STORE(&me->mru[data],
-	      mru_word(line, data && LOAD(&cache_find(&me->l2, line)->state) == MODIFIED));
-	if (m->threaded)
-		pthread_mutex_unlock(&m->lock);
 }
 
 /*
@@ -725,10 +746,10 @@ static bool hit_unlocked(struct core *me, uint64_t line, uint32_t kind,
 		r->cycles = l1->latency;
 		return true;
 	}
-	if (!(w = cache_find(l1, line)))
+	if (!(w = cache_find_unlocked(l1, line)))
 		return false;
 	if (data) {
-		if (!(mine = cache_find(&me->l2, line)))
+		if (!(mine = cache_find_unlocked(&me->l2, line)))
 			return false;
 		state = LOAD(&mine->state);
 		if (state == INVALID || (write && state == SHARED))
@@ -756,6 +777,26 @@ static bool hit_unlocked(struct core *me, uint64_t line, uint32_t kind,
 	if (__atomic_load_n(&me->seq, __ATOMIC_SEQ_CST) != seq)
 		STORE(&me->mru[data], 0);	/* it may have missed the line going */
 	return true;
+}
+
+/* Threaded: a lock-free hit, or the unthreaded path under the lock. */
+static __attribute__((noinline)) void access_line_threaded(struct cm_model *m, uint32_t core,
+							   uint64_t pc, uint64_t line, uint32_t kind,
+							   struct cm_result *r)
+{
+	struct core *me = &m->cores[core];
+	int data = kind != CM_IFETCH;
+
+	if (hit_unlocked(me, line, kind, r)) {
+		me->paths.unlocked++;
+		return;
+	}
+	me->paths.locked++;
+	pthread_mutex_lock(&m->lock);
+	access_line_slow(m, core, pc, line, kind, r);
+	STORE(&me->mru[data],
+	      mru_word(line, data && LOAD(&cache_find(&me->l2, line)->state) == MODIFIED));
+	pthread_mutex_unlock(&m->lock);
 }
 
 static void access_line_slow(struct cm_model *m, uint32_t core, uint64_t pc, uint64_t line,
