@@ -124,8 +124,12 @@ struct insn {
 	uint64_t pc;
 	int locked;		/* read without records_lock: atomically */
 	uint8_t bytes[16], len;	/* as executed: alternatives and paravirt patch the text */
-	struct insn_stats stats[NKINDS];
-	struct core_hits *hits;	/* threaded: per core; else NULL */
+	struct insn_stats stats[NKINDS];	/* unthreaded */
+	/* Threaded, per core: the L1 hits, and the rest of the counts, made
+	 * by the core's thread at its first miss here (under its tally's lock;
+	 * stats_of). */
+	struct core_hits *hits;
+	struct insn_stats (**core_stats)[NKINDS];
 	struct insn *next;
 };
 
@@ -160,25 +164,59 @@ struct tuple {
 };
 
 #define BUCKETS (1u << 20)	/* a fork storm has some 10^5 instructions and 10^6 miss tuples */
+#define CORE_BUCKETS (1u << 18)	/* threaded: each core's tally has its share of the tuples */
 static struct insn *insns[BUCKETS];
 static struct block *blocks[BUCKETS];
-static struct tuple *misses[BUCKETS], *stolen[BUCKETS], *rapw[BUCKETS];
 
+/* A hash of up to three words, 24 bits: a bucket of a table of 2^24 or fewer. */
 static uint32_t bucket(uint64_t a, uint64_t b, uint64_t c)
 {
 	uint64_t h = (a * 0x9e3779b97f4a7c15ull) ^ (b * 0xbf58476d1ce4e5b9ull) ^ c;
 
 	h ^= h >> 29;
-	return (uint32_t)(h * 0x94d049bb133111ebull >> 40) & (BUCKETS - 1);
+	return (uint32_t)(h * 0x94d049bb133111ebull >> 40);
 }
 
-static struct tuple *count_tuple(struct tuple **table, const struct key *key, uint64_t cycles)
+/*
+ * The counted tuples.  Threaded, each core has a tally of its own: every
+ * tuple a core counts has that core in its key (cpu), so the tallies are
+ * disjoint, and a core's thread changes only its own, under the tally's
+ * lock, which no other thread takes but to reset, dump or report.
+ * Unthreaded there is one tally.
+ */
+struct tally {
+	pthread_mutex_t lock;
+	uint32_t mask;				/* buckets - 1 */
+	struct tuple **misses, **stolen, **rapw;
+};
+
+static struct tally *tallies;
+static uint32_t ntallies;		/* threaded: the cores; else 1 */
+
+/* Every tuple of one table (misses, stolen, rapw), tally by tally, each in
+ * bucket order. */
+#define FOR_EACH_TUPLE(t, table)						\
+	for (uint32_t set_ = 0; set_ < ntallies; set_++)			\
+		for (uint32_t i_ = 0; i_ <= tallies[set_].mask; i_++)		\
+			for (struct tuple *t = tallies[set_].table[i_]; t; t = t->next)
+
+static void tally_init(struct tally *t, uint32_t buckets)
+{
+	pthread_mutex_init(&t->lock, NULL);
+	t->mask = buckets - 1;
+	t->misses = calloc(buckets, sizeof(*t->misses));
+	t->stolen = calloc(buckets, sizeof(*t->stolen));
+	t->rapw = calloc(buckets, sizeof(*t->rapw));
+}
+
+static struct tuple *count_tuple(struct tuple **table, uint32_t mask, const struct key *key,
+				 uint64_t cycles)
 {
 	uint64_t w[4];
 	struct tuple **slot, *t;
 
 	memcpy(w, key, sizeof(w));
-	slot = &table[bucket(w[0], w[1], w[2] ^ w[3] * 0xd6e8feb86659fd93ull)];
+	slot = &table[bucket(w[0], w[1], w[2] ^ w[3] * 0xd6e8feb86659fd93ull) & mask];
 	for (t = *slot; t; t = t->next)
 		if (!memcmp(&t->key, key, sizeof(*key)))
 			break;
@@ -214,10 +252,10 @@ static void free_tuples(struct tuple **slot)
  *     core's L1 takes no lock, any other takes the model's;
  *   - what one core counts on every access (struct vcpu, struct core_hits)
  *     is that core's own, written only by its thread;
- *   - the shared tables (instructions, blocks, miss tuples) and the
- *     counts of misses change under records_lock, which an access takes
- *     only after an L1 miss or a read after a partial write, and which
- *     translation and the markers take.
+ *   - what it counts after an L1 miss or a read after a partial write (its
+ *     tally, its struct insn_stats) is its own too, under its tally's lock;
+ *   - the instructions and blocks change under records_lock (translation);
+ *     the markers and the report take it and every tally's lock (lock_all).
  */
 static int threaded;			/* cpu=index */
 static pthread_mutex_t records_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -234,6 +272,26 @@ static void unlock_records(void)
 		pthread_mutex_unlock(&records_lock);
 }
 
+static void lock_all(void)
+{
+	lock_records();
+	for (uint32_t i = 0; threaded && i < ntallies; i++)
+		pthread_mutex_lock(&tallies[i].lock);
+}
+
+static void unlock_all(void)
+{
+	for (uint32_t i = ntallies; threaded && i-- > 0;)
+		pthread_mutex_unlock(&tallies[i].lock);
+	unlock_records();
+}
+
+/* The tally of a core's tuples. */
+static struct tally *tally_of(uint32_t core)
+{
+	return threaded ? &tallies[core] : &tallies[0];
+}
+
 /* A count that one thread adds to and others may read (threaded). */
 static void add_count(uint64_t *count, uint64_t n)
 {
@@ -246,7 +304,7 @@ static uint64_t read_count(const uint64_t *count)
 }
 
 /* Per core, on a cache line of its own; written only by that core's thread
- * but for roi_base (the marker reset, under records_lock). */
+ * but for roi_base (the marker reset, under lock_all). */
 struct vcpu {
 	_Alignas(64) uint64_t icount;	/* in executed blocks' instructions */
 	uint64_t roi_icount;		/* the part of it inside ROIs */
@@ -312,25 +370,37 @@ static void begin_record(struct output *o, enum record r)
 	emit(o, "%s", record_names[r]);
 }
 
-/* The L1 hits of an instruction's accesses of one kind. */
-static uint64_t l1_hits(const struct insn *n, enum kind kind)
+/* An instruction's counts of one kind (under lock_all): threaded, the sum of
+ * its cores', and its cores' L1 hits. */
+static struct insn_stats all_stats(const struct insn *n, enum kind kind)
 {
-	uint64_t hits = n->stats[kind].l1[CM_HIT];
+	struct insn_stats sum = n->stats[kind];
 
-	if (n->hits)
-		for (uint32_t c = 0; c < config.cores; c++)
-			hits += read_count(&n->hits[c].count[kind]) - n->hits[c].base[kind];
-	return hits;
+	for (uint32_t c = 0; n->core_stats && c < config.cores; c++) {
+		const struct insn_stats *s = n->core_stats[c] ? &(*n->core_stats[c])[kind] : NULL;
+
+		for (int o = 0; s && o < CM_NOUTCOMES; o++) {
+			sum.l1[o] += s->l1[o];
+			sum.l2[o] += s->l2[o];
+			sum.l3[o] += s->l3[o];
+		}
+		if (s) {
+			sum.accesses += s->accesses;
+			sum.cycles += s->cycles;
+		}
+	}
+	for (uint32_t c = 0; n->hits && c < config.cores; c++)
+		sum.l1[CM_HIT] += read_count(&n->hits[c].count[kind]) - n->hits[c].base[kind];
+	return sum;
 }
 
 /* The counts of every access, L1 hits included. */
 static struct insn_stats full_stats(const struct insn *n, enum kind kind)
 {
-	const struct insn_stats *s = &n->stats[kind];
+	const struct insn_stats all = all_stats(n, kind), *s = &all;
 	struct insn_stats full = *s;
-	uint64_t hits = l1_hits(n, kind);
+	uint64_t hits = s->l1[CM_HIT];
 
-	full.l1[CM_HIT] = hits;
 	full.accesses += hits;
 	full.cycles += hits * (kind == KIND_FETCH ? config.l1i.latency : config.l1d.latency);
 	full.l2[CM_NOT_REACHED] += hits;
@@ -372,32 +442,29 @@ static void write_counters(struct output *o)
 					emit(o, "\t%" PRIu64, s->l3[r]);
 				emit(o, "\n");
 			}
-	for (uint32_t i = 0; i < BUCKETS; i++)
-		for (struct tuple *t = misses[i]; t; t = t->next) {
-			const struct key *k = &t->key;
+	FOR_EACH_TUPLE(t, misses) {
+		const struct key *k = &t->key;
 
-			begin_record(o, REC_MISS);
-			emit(o, "\t%u\t0x%" PRIx64 "\t%s\t0x%" PRIx64 "\t%s\t%s\t%s\t%" PRIu64 "\t%"
-			     PRIu64 "\n", k->cpu, k->pc, kind_names[k->kind], k->data,
-			     cm_outcome_name(k->outcome[0]), cm_outcome_name(k->outcome[1]),
-			     cm_outcome_name(k->outcome[2]), t->count, t->cycles);
-		}
-	for (uint32_t i = 0; i < BUCKETS; i++)
-		for (struct tuple *t = stolen[i]; t; t = t->next) {
-			const struct key *k = &t->key;
+		begin_record(o, REC_MISS);
+		emit(o, "\t%u\t0x%" PRIx64 "\t%s\t0x%" PRIx64 "\t%s\t%s\t%s\t%" PRIu64 "\t%"
+		     PRIu64 "\n", k->cpu, k->pc, kind_names[k->kind], k->data,
+		     cm_outcome_name(k->outcome[0]), cm_outcome_name(k->outcome[1]),
+		     cm_outcome_name(k->outcome[2]), t->count, t->cycles);
+	}
+	FOR_EACH_TUPLE(t, stolen) {
+		const struct key *k = &t->key;
 
-			begin_record(o, REC_STOLEN);
-			emit(o, "\t%u\t0x%" PRIx64 "\t0x%" PRIx64 "\t%u\t0x%" PRIx64 "\t%" PRIu64 "\n",
-			     k->cpu, k->pc, k->data, k->other_cpu, k->other_pc, t->count);
-		}
-	for (uint32_t i = 0; i < BUCKETS; i++)
-		for (struct tuple *t = rapw[i]; t; t = t->next) {
-			const struct key *k = &t->key;
+		begin_record(o, REC_STOLEN);
+		emit(o, "\t%u\t0x%" PRIx64 "\t0x%" PRIx64 "\t%u\t0x%" PRIx64 "\t%" PRIu64 "\n",
+		     k->cpu, k->pc, k->data, k->other_cpu, k->other_pc, t->count);
+	}
+	FOR_EACH_TUPLE(t, rapw) {
+		const struct key *k = &t->key;
 
-			begin_record(o, REC_RAPW);
-			emit(o, "\t%u\t0x%" PRIx64 "\t0x%" PRIx64 "\t%" PRIu64 "\n", k->cpu,
-			     k->other_pc, k->pc, t->count);
-		}
+		begin_record(o, REC_RAPW);
+		emit(o, "\t%u\t0x%" PRIx64 "\t0x%" PRIx64 "\t%" PRIu64 "\n", k->cpu,
+		     k->other_pc, k->pc, t->count);
+	}
 	emit(o, "# end");
 	for (int r = 0; r < NRECORDS; r++)
 		emit(o, " %s=%" PRIu64, record_names[r], o->records[r]);
@@ -472,17 +539,22 @@ static void fail_run(void)
 /* The marker "reset": the counts start again (the caches keep their state). */
 static void reset_counters(void)
 {
-	for (uint32_t i = 0; i < BUCKETS; i++) {
+	for (uint32_t i = 0; i < BUCKETS; i++)
 		for (struct insn *n = insns[i]; n; n = n->next) {
 			memset(n->stats, 0, sizeof(n->stats));
+			for (uint32_t c = 0; n->core_stats && c < config.cores; c++)
+				if (n->core_stats[c])
+					memset(n->core_stats[c], 0, sizeof(*n->core_stats[c]));
 			for (uint32_t c = 0; n->hits && c < config.cores; c++)
 				for (int k = 0; k < NKINDS; k++)
 					n->hits[c].base[k] = read_count(&n->hits[c].count[k]);
 		}
-		free_tuples(&misses[i]);
-		free_tuples(&stolen[i]);
-		free_tuples(&rapw[i]);
-	}
+	for (uint32_t set = 0; set < ntallies; set++)
+		for (uint32_t i = 0; i <= tallies[set].mask; i++) {
+			free_tuples(&tallies[set].misses[i]);
+			free_tuples(&tallies[set].stolen[i]);
+			free_tuples(&tallies[set].rapw[i]);
+		}
 	for (uint32_t c = 0; c < config.cores; c++)
 		vcpus[c].roi_base = read_count(&vcpus[c].roi_icount);
 }
@@ -521,10 +593,10 @@ static void report(qemu_plugin_id_t id, void *udata)
 	int error;
 
 	(void)id, (void)udata;
-	lock_records();
+	lock_all();
 	if (!failure[0] && (error = write_file(out_path)))
 		write_failed(out_path, error);
-	unlock_records();
+	unlock_all();
 	if (threaded)
 		report_paths();
 	cm_free(model);
@@ -656,13 +728,12 @@ static uint64_t data_key(uint64_t vaddr, enum kind kind)
 }
 
 static void account_miss(uint32_t core, uint64_t pc, uint64_t vaddr, enum kind kind,
-			 struct insn_stats *s, const struct cm_result *r);
+			 struct insn *n, const struct cm_result *r);
 
 static void account(uint32_t core, uint64_t pc, uint64_t vaddr, uint64_t paddr, uint32_t size,
 		    enum kind kind, struct insn *n)
 {
 	static const uint32_t model_kind[] = { CM_LOAD, CM_STORE, CM_RMW, CM_IFETCH };
-	struct insn_stats *s = &n->stats[kind];
 	struct cm_result r;
 
 	cm_access(model, core, pc, paddr, size, model_kind[kind], vcpus[core].icount, &r);
@@ -670,19 +741,33 @@ static void account(uint32_t core, uint64_t pc, uint64_t vaddr, uint64_t paddr, 
 		if (n->hits)
 			add_count(&n->hits[core].count[kind], 1);
 		else
-			s->l1[CM_HIT]++;
+			n->stats[kind].l1[CM_HIT]++;
 		return;
 	}
-	lock_records();
-	account_miss(core, pc, vaddr, kind, s, &r);
-	unlock_records();
+	account_miss(core, pc, vaddr, kind, n, &r);
 }
 
-/* The rest of account: an L1 miss, or a read after a partial write (under
- * records_lock). */
-static void account_miss(uint32_t core, uint64_t pc, uint64_t vaddr, enum kind kind,
-			 struct insn_stats *s, const struct cm_result *r)
+/* The counts a core makes of an instruction's accesses of one kind beyond
+ * its L1 hits (under its tally's lock, threaded). */
+static struct insn_stats *stats_of(struct insn *n, uint32_t core, enum kind kind)
 {
+	if (!n->core_stats)
+		return &n->stats[kind];
+	if (!n->core_stats[core])
+		n->core_stats[core] = calloc(1, sizeof(*n->core_stats[core]));
+	return &(*n->core_stats[core])[kind];
+}
+
+/* The rest of account: an L1 miss, or a read after a partial write. */
+static void account_miss(uint32_t core, uint64_t pc, uint64_t vaddr, enum kind kind,
+			 struct insn *n, const struct cm_result *r)
+{
+	struct tally *tally = tally_of(core);
+	struct insn_stats *s;
+
+	if (threaded)
+		pthread_mutex_lock(&tally->lock);
+	s = stats_of(n, core, kind);
 	s->l1[r->l1]++;
 	if (r->l1 != CM_HIT) {
 		struct key miss = { .cpu = core, .pc = pc, .kind = kind,
@@ -698,20 +783,22 @@ static void account_miss(uint32_t core, uint64_t pc, uint64_t vaddr, enum kind k
 			s->last_miss->count++;
 			s->last_miss->cycles += r->cycles;
 		} else {
-			s->last_miss = count_tuple(misses, &miss, r->cycles);
+			s->last_miss = count_tuple(tally->misses, tally->mask, &miss, r->cycles);
 		}
 		if (r->stolen_by >= 0) {
 			struct key thief = { .cpu = core, .pc = pc, .data = miss.data,
 					     .other_cpu = r->stolen_by, .other_pc = r->stolen_by_pc };
 
-			count_tuple(stolen, &thief, 0);
+			count_tuple(tally->stolen, tally->mask, &thief, 0);
 		}
 	}
 	if (r->partial_write) {
 		struct key pair = { .cpu = core, .pc = pc, .other_pc = r->store_pc };
 
-		count_tuple(rapw, &pair, 0);
+		count_tuple(tally->rapw, tally->mask, &pair, 0);
 	}
+	if (threaded)
+		pthread_mutex_unlock(&tally->lock);
 }
 
 /*
@@ -841,7 +928,7 @@ static void on_marker(unsigned int vcpu_index, void *udata)
 	int op = (int)(uintptr_t)udata;
 
 	(void)vcpu_index;
-	lock_records();
+	lock_all();
 	if (op == ROI_BEGIN || op == ROI_END) {
 		__atomic_store_n(&in_roi, op == ROI_BEGIN, __ATOMIC_RELAXED);
 		/* Outside the regions on_block stops following the CPU: find it
@@ -853,7 +940,7 @@ static void on_marker(unsigned int vcpu_index, void *udata)
 	} else if (op == ROI_DUMP) {
 		dump_counters();
 	}
-	unlock_records();
+	unlock_all();
 }
 
 /* ---- translation -------------------------------------------------------- */
@@ -880,7 +967,7 @@ static int is_locked(const uint8_t *bytes, size_t len)
  * is retranslated, and what runs in the ROI is the patched code. */
 static struct insn *insn_at(uint64_t pc, const uint8_t *bytes, size_t len)
 {
-	struct insn **slot = &insns[bucket(pc, 0, 0)], *n;
+	struct insn **slot = &insns[bucket(pc, 0, 0) & (BUCKETS - 1)], *n;
 
 	for (n = *slot; n; n = n->next)
 		if (n->pc == pc)
@@ -894,6 +981,7 @@ static struct insn *insn_at(uint64_t pc, const uint8_t *bytes, size_t len)
 	if (threaded && !n->hits) {
 		n->hits = aligned_alloc(_Alignof(struct core_hits), config.cores * sizeof(*n->hits));
 		memset(n->hits, 0, config.cores * sizeof(*n->hits));
+		n->core_stats = calloc(config.cores, sizeof(*n->core_stats));
 	}
 	__atomic_store_n(&n->locked, is_locked(bytes, len), __ATOMIC_RELAXED);
 	n->len = len < sizeof(n->bytes) ? len : sizeof(n->bytes);
@@ -903,7 +991,7 @@ static struct insn *insn_at(uint64_t pc, const uint8_t *bytes, size_t len)
 
 static struct block *block_at(uint64_t vaddr, uint64_t end, uint32_t count, struct insn *first)
 {
-	struct block **slot = &blocks[bucket(vaddr, end, 0)], *b;
+	struct block **slot = &blocks[bucket(vaddr, end, 0) & (BUCKETS - 1)], *b;
 
 	for (b = *slot; b; b = b->next)
 		if (b->vaddr == vaddr && b->end == end)
@@ -1080,6 +1168,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	threaded = !cpu_from_guest;
 	if (threaded)
 		cm_set_threaded(model);
+	ntallies = threaded ? config.cores : 1;
+	tallies = calloc(ntallies, sizeof(*tallies));
+	for (uint32_t i = 0; i < ntallies; i++)
+		tally_init(&tallies[i], threaded ? CORE_BUCKETS : BUCKETS);
 	if (cpu_from_guest) {
 		reg_buf = g_byte_array_new();
 		qemu_plugin_register_vcpu_init_cb(id, on_vcpu_init);
