@@ -397,9 +397,8 @@ static struct insn_stats all_stats(const struct insn *n, enum kind kind)
 /* The counts of every access, L1 hits included. */
 static struct insn_stats full_stats(const struct insn *n, enum kind kind)
 {
-	const struct insn_stats all = all_stats(n, kind), *s = &all;
-	struct insn_stats full = *s;
-	uint64_t hits = s->l1[CM_HIT];
+	struct insn_stats full = all_stats(n, kind);
+	uint64_t hits = full.l1[CM_HIT];
 
 	full.accesses += hits;
 	full.cycles += hits * (kind == KIND_FETCH ? config.l1i.latency : config.l1d.latency);
