@@ -1,9 +1,9 @@
 """Reads after partial writes from the O3 LSQUnit debug trace, on lines
 written in the shape of gem5 v24.0's DPRINTFs (src/cpu/o3/lsq_unit.cc)."""
 
-import gzip
+import stat
 
-from hotline.simulate.gem5.lsq_trace import count_partial_overlaps, read_lsq_trace
+from hotline.simulate.gem5.lsq_trace import PipeReader, count_partial_overlaps
 
 U0 = "board.processor.switch0.core.iew.lsq.thread0"
 U1 = "board.processor.switch1.core.iew.lsq.thread0"
@@ -42,11 +42,25 @@ def test_pairs_by_hand():
     ]
 
 
-def test_gzip_file(tmp_path):
-    path = tmp_path / "lsq.trace.gz"
-    with gzip.open(path, "wt") as f:
-        f.write(TRACE)
-    assert read_lsq_trace(path)["count"].sum() == 4
+def test_the_pipe_counts_what_gem5_writes_into_it(tmp_path):
+    """gem5's side: open the debug file by its name and write, as
+    --debug-file does; the counts are those of the lines themselves."""
+    reader = PipeReader(tmp_path / "gem5" / "lsq.trace")
+    assert stat.S_ISFIFO((tmp_path / "gem5" / "lsq.trace").stat().st_mode)
+    with open(tmp_path / "gem5" / "lsq.trace", "w") as gem5:
+        for _ in range(1000):       # more than a pipe's buffer: the reader keeps up
+            gem5.write(TRACE)
+    frame = reader.finish()
+    assert frame["count"].sum() == 4000
+    assert frame.drop(columns="count").equals(
+        count_partial_overlaps(TRACE.splitlines()).drop(columns="count"))
+    assert not (tmp_path / "gem5" / "lsq.trace").exists()
+
+
+def test_a_pipe_gem5_never_opened_ends_empty(tmp_path):
+    reader = PipeReader(tmp_path / "lsq.trace")
+    frame = reader.finish()         # gem5 failed before opening its debug file
+    assert frame.empty and not (tmp_path / "lsq.trace").exists()
 
 
 def test_empty_trace():

@@ -143,9 +143,9 @@ def test_scripts_refuse_parameters_off_the_definition():
 def test_gem5_command_line():
     cmd = gem5.command(Path("/opt/gem5/build/X86/gem5.opt"), lsq_trace_on=True)
     assert cmd == ["/opt/gem5/build/X86/gem5.opt", "--outdir=gem5", "--listener-mode=off",
-                   "--debug-file=lsq.trace.gz", str(paths.CONFIGS / "gem5" / "hotline_measure.py"),
+                   "--debug-file=lsq.trace", str(paths.CONFIGS / "gem5" / "hotline_measure.py"),
                    "--params", "gem5-params.json"]
-    assert "--debug-file=lsq.trace.gz" not in gem5.command(Path("g"), lsq_trace_on=False)
+    assert "--debug-file=lsq.trace" not in gem5.command(Path("g"), lsq_trace_on=False)
 
 
 def test_missing_gem5_names_the_variable(monkeypatch):

@@ -2,7 +2,7 @@
 first region of interest, restored into the measuring CPU (timing or O3)
 with the system spec's caches and traced monitors, run to the guest's end.
 
-    gem5.opt --outdir=OUT [--debug-file=lsq.trace.gz] \\
+    gem5.opt --outdir=OUT [--debug-file=lsq.trace] \\
         configs/gem5/hotline_measure.py --params MEASURE.json
 
 MEASURE.json is written by hotline (configs/gem5/hotline_gem5/run_params.py,

@@ -21,11 +21,17 @@ mis-match line prints the store's own index S).  LSQUnit::read prints "Read
 called" and then, with no other line of that unit in between, the mis-match.
 A replayed load is reported each time it is replayed.
 
-hotline's config turns the LSQUnit flag on only inside regions of interest.
+hotline's config turns the LSQUnit flag on only inside regions of interest,
+and gem5 writes the trace into a named pipe that hotline reads while gem5
+runs (PipeReader): the flag prints every load and store the LSQ inserts,
+hundreds of bytes per instruction (660 MB gzip'd for 12 million), of which
+only the counts are kept.
 """
 
-import gzip
+import errno
+import os
 import re
+import threading
 from collections import Counter
 from pathlib import Path
 
@@ -70,7 +76,47 @@ def count_partial_overlaps(lines) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(PARTIAL)).astype(PARTIAL)
 
 
-def read_lsq_trace(path: Path) -> pd.DataFrame:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", errors="replace") as f:
-        return count_partial_overlaps(f)
+# What count_partial_overlaps reads, found without a regular expression.
+_WANTED = ("Inserting", "Read called", "mis-match")
+
+
+class PipeReader:
+    """A named pipe at `path` for gem5's debug output (--debug-file), read
+    on a thread of its own while gem5 writes it, keeping only the lines
+    count_partial_overlaps reads.  finish() after gem5 has exited returns
+    the counts (or raises what the reading raised)."""
+
+    def __init__(self, path: Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists() or path.is_symlink():
+            path.unlink()
+        os.mkfifo(path)
+        self.path = path
+        self._opened = threading.Event()
+        self._result: pd.DataFrame | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._read, name="lsq-trace", daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        try:
+            with open(self.path, errors="replace") as f:   # blocks until gem5 opens it
+                self._opened.set()
+                self._result = count_partial_overlaps(
+                    line for line in f if any(w in line for w in _WANTED))
+        except BaseException as e:      # handed to finish()
+            self._error = e
+
+    def finish(self) -> pd.DataFrame:
+        if not self._opened.is_set():
+            # gem5 ended without opening the pipe: be the writer that closes it.
+            try:
+                os.close(os.open(self.path, os.O_WRONLY | os.O_NONBLOCK))
+            except OSError as e:
+                if e.errno != errno.ENXIO:      # ENXIO: the reader is done already
+                    raise
+        self._thread.join()
+        self.path.unlink(missing_ok=True)
+        if self._error is not None:
+            raise self._error
+        return self._result

@@ -51,7 +51,8 @@ run_params = _load_run_params()
 
 # Outputs the scripts write into gem5's output directory (--outdir).
 ROI_FILE = "hotline-roi.json"
-LSQ_TRACE = "lsq.trace.gz"
+LSQ_TRACE = "lsq.trace"          # a named pipe hotline reads (lsq_trace.PipeReader)
+LSQ_COUNTS = "lsq-partial-overlaps.parquet"   # what hotline kept of it
 TRACE_DIR = "traces"
 # Monitor names: one per core and boundary; the trace files are NAME.req.trc.gz
 # and (below the caches) NAME.resp.trc.gz.

@@ -17,8 +17,9 @@ and points GEM5 at the binary (gem5.opt for X86, v24.0).  Each run:
 3. reads what gem5 left: stats.txt into gem5_stats.parquet (long) and
    gem5_core_stats.parquet (per core and region), the packet traces into
    gem5_misses_raw.parquet and misses.parquet (through the attribution
-   step the QEMU backend uses), the LSQUnit trace into
-   gem5_partial_overlaps.parquet, and gem5_trace_summary.json.
+   step the QEMU backend uses), the LSQUnit trace (read through a pipe
+   while gem5 runs) into gem5_partial_overlaps.parquet, and
+   gem5_trace_summary.json.
 """
 
 import dataclasses
@@ -111,13 +112,20 @@ def command(gem5: Path, *, lsq_trace_on: bool) -> list[str]:
 
 
 def run(cmd: list[str], run_dir: Path, *, boot_console: Path, cpus: int,
-        workloads: list[str], timeout_s: int, label: str) -> Outcome:
+        workloads: list[str], timeout_s: int, label: str, lsq_trace_on: bool = False) -> Outcome:
     """Run gem5 in run_dir to its exit; kill it on a guest panic or timeout.
-    The guest log is the boot's console, then the restored run's."""
+    The guest log is the boot's console, then the restored run's.  With
+    the LSQ trace on, its counts go to gem5/LSQ_COUNTS."""
     write_command(run_dir, cmd, "gem5")
     console = run_dir / OUTDIR / CONSOLE
-    ended = supervise(cmd, run_dir, log=run_dir / LOG, console=console, timeout_s=timeout_s,
-                      label=label, poll_s=1)
+    reader = lsq_trace.PipeReader(run_dir / OUTDIR / gem5_params.LSQ_TRACE) \
+        if lsq_trace_on else None
+    try:
+        ended = supervise(cmd, run_dir, log=run_dir / LOG, console=console,
+                          timeout_s=timeout_s, label=label, poll_s=1)
+    finally:
+        if reader is not None:
+            reader.finish().to_parquet(run_dir / OUTDIR / gem5_params.LSQ_COUNTS, index=False)
     with open(run_dir / SERIAL_LOG, "wb") as log:
         log.write(boot_console.read_bytes())
         if console.exists():
@@ -188,9 +196,7 @@ def collect(run_dir: Path, run_id: str, params, kernel_dir: Path,
             tables["coherence"] = run_dir / "coherence.parquet"
         account["trace_bytes"] = sum(f.stat().st_size for f in trace_dir.iterdir())
     if params.lsq_debug_flags:
-        trace = out / gem5_params.LSQ_TRACE
-        partial = lsq_trace.read_lsq_trace(trace) if trace.exists() else \
-            pd.DataFrame(columns=list(lsq_trace.PARTIAL)).astype(lsq_trace.PARTIAL)
+        partial = pd.read_parquet(out / gem5_params.LSQ_COUNTS)
         partial.insert(0, "run", pd.Series([run_id] * len(partial), dtype="string"))
         partial.to_parquet(run_dir / "gem5_partial_overlaps.parquet", index=False)
         account["partial_overlap_replays"] = int(partial["count"].sum())
@@ -220,11 +226,12 @@ def simulate(run_dir: Path, *, run_id: str, system: SystemSpec, kernel_dir: Path
     params = gem5_params.measure_params(system, machine, checkpoint.cpt)
     (run_dir / PARAMS_FILE).write_text(
         json.dumps(gem5_params.run_params.to_dict(params), indent=2) + "\n")
-    cmd = command(gem5, lsq_trace_on=bool(params.lsq_debug_flags))
+    lsq_on = bool(params.lsq_debug_flags)
+    cmd = command(gem5, lsq_trace_on=lsq_on)
     say(f"{label}: restoring the checkpoint into {system.cpus} {params.roi_cpu} CPUs with "
         f"{params.caches.kind} caches")
     outcome = run(cmd, run_dir, boot_console=checkpoint.console, cpus=system.cpus,
-                  workloads=workloads, timeout_s=timeout_s, label=label)
+                  workloads=workloads, timeout_s=timeout_s, label=label, lsq_trace_on=lsq_on)
     if outcome.failure:
         return outcome, {"checkpoint": checkpoint.key}
     try:
