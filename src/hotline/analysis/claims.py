@@ -12,8 +12,8 @@ a 2002 Pentium III to a model), and a verdict by the claim's rule:
   not supported  it meets the "not supported" ones
   inconclusive   neither; or the runs the claim needs are missing; or the
                  backend cannot give what the rule needs (gem5 runs make no
-                 instructions, coherence or rapw table, and their misses are
-                 not split by cause): the Check's reason says which
+                 instructions table, rapw only with O3 cores, and causes
+                 only for L1D misses): the Check's reason says which
 
 Every threshold is a named constant, stated once below its claim and used
 both in the decision and in the rule's text.  Cost is modelled (cost.py):

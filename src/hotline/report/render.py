@@ -71,8 +71,8 @@ def sections(run_dir: Path) -> tuple[dict, list[Section]]:
 # would be used.
 UNMEASURED = {
     "coherence": "which write took each line away (the cache model's coherence table)",
-    "rapw": "the store buffer's read-after-partial-write events (the cache model's rapw "
-            "table; on gem5 O3 see gem5_partial_overlaps.parquet)",
+    "rapw": "reads after partial writes (the cache model's store buffer; on gem5, O3 "
+            "cores' load/store queue: run with roi_cpu = \"o3\")",
 }
 
 

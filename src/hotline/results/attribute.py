@@ -1,9 +1,10 @@
 """Attribution: raw misses (cpu, pc, kind, data address, level, cause, count,
 cycles), from any backend, become the misses table (schema.MISSES) with the
 instruction's symbol, offset and source line and the data's object and field,
-all from the run's own kernel build; and raw coherence misses by thief (cpu,
+all from the run's own kernel build; raw coherence misses by thief (cpu,
 pc, data, thief cpu, thief pc, count) become the coherence table
-(schema.COHERENCE)."""
+(schema.COHERENCE), and raw reads after partial writes (cpu, store pc, load
+pc, count) the rapw table (schema.RAPW)."""
 
 from pathlib import Path
 
@@ -90,3 +91,13 @@ def coherence_table(stolen: pd.DataFrame, objects: ObjectMap, run_id: str) -> pd
     keys = [c for c in schema.COHERENCE if c != "count"]
     table = stolen.groupby(keys, as_index=False, sort=True)["count"].sum()
     return schema.conform(table, schema.COHERENCE, "coherence")
+
+
+def rapw_table(raw: pd.DataFrame, objects: ObjectMap, run_id: str) -> pd.DataFrame:
+    """The rapw table of raw reads after partial writes: both instructions
+    symbolized."""
+    raw = raw.astype({"store_pc": "uint64", "load_pc": "uint64"})
+    table = with_code(with_code(raw, "store_pc", "store_", objects), "load_pc", "load_", objects)
+    table["run"] = run_id
+    table = table.sort_values(["cpu", "store_pc", "load_pc"], ignore_index=True)
+    return schema.conform(table, schema.RAPW, "rapw")

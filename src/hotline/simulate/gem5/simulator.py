@@ -18,7 +18,7 @@ and points GEM5 at the binary (gem5.opt for X86, v24.0).  Each run:
    gem5_core_stats.parquet (per core and region), the packet traces into
    gem5_misses_raw.parquet and misses.parquet (through the attribution
    step the QEMU backend uses), the LSQUnit trace (read through a pipe
-   while gem5 runs) into gem5_partial_overlaps.parquet, and
+   while gem5 runs) into rapw.parquet (O3 only), and
    gem5_trace_summary.json.
 """
 
@@ -40,7 +40,7 @@ from hotline.simulate import guest_log
 from hotline.simulate.backend import Outcome
 from hotline.simulate.supervise import exit_failure, supervise, write_command
 from hotline.hashing import hash_file, hash_json
-from hotline.results.attribute import attribute_with, coherence_table
+from hotline.results.attribute import attribute_with, coherence_table, rapw_table
 from hotline.results.objects import ObjectMap
 from hotline.specs import ExperimentSpec, SystemSpec, load_system
 from hotline.workloads import load_workload
@@ -166,6 +166,7 @@ def collect(run_dir: Path, run_id: str, params, kernel_dir: Path,
         run_dir / "roi.parquet", index=False)
     tables = {"roi": run_dir / "roi.parquet"}
     account = {"regions": len(regions), "checkpoint": checkpoint.key}
+    objects = ObjectMap.for_kernel(kernel_dir, (run_dir / SERIAL_LOG).read_text(errors="replace"))
     traces = params.traces
     if traces is not None:
         trace_dir = out / traces.directory
@@ -186,8 +187,6 @@ def collect(run_dir: Path, run_id: str, params, kernel_dir: Path,
         (run_dir / "gem5_trace_summary.json").write_text(
             json.dumps(dataclasses.asdict(summary), indent=2) + "\n")
         account["misses"] = summary.misses
-        objects = ObjectMap.for_kernel(kernel_dir,
-                                       (run_dir / SERIAL_LOG).read_text(errors="replace"))
         attribute_with(raw, objects, run_id).to_parquet(run_dir / "misses.parquet", index=False)
         tables["misses"] = run_dir / "misses.parquet"
         if core:    # the replay told coherence misses and their thieves
@@ -196,9 +195,11 @@ def collect(run_dir: Path, run_id: str, params, kernel_dir: Path,
             tables["coherence"] = run_dir / "coherence.parquet"
         account["trace_bytes"] = sum(f.stat().st_size for f in trace_dir.iterdir())
     if params.lsq_debug_flags:
+        # The O3 LSQ's replays of loads that partially overlap an older
+        # store: gem5's reads after partial writes, as the rapw table.
         partial = pd.read_parquet(out / gem5_params.LSQ_COUNTS)
-        partial.insert(0, "run", pd.Series([run_id] * len(partial), dtype="string"))
-        partial.to_parquet(run_dir / "gem5_partial_overlaps.parquet", index=False)
+        rapw_table(partial, objects, run_id).to_parquet(run_dir / "rapw.parquet", index=False)
+        tables["rapw"] = run_dir / "rapw.parquet"
         account["partial_overlap_replays"] = int(partial["count"].sum())
     return tables, account
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from hotline.results import schema
-from hotline.results.attribute import attribute_with, coherence_table, with_code
+from hotline.results.attribute import attribute_with, coherence_table, rapw_table, with_code
 from hotline.results.objects import ObjectMap
 from hotline.simulate import guest_log
 from hotline.simulate.qemu import plugin_output
@@ -53,13 +53,11 @@ def write_tables(run_dir: Path, kernel_dir: Path, run_id: str) -> dict[str, Path
     console = (run_dir / guest_log.FILE).read_text(errors="replace")
     objects = ObjectMap.for_kernel(kernel_dir, console)
 
-    rapw = with_code(with_code(frames["rapw"], "store_pc", "store_", objects),
-                      "load_pc", "load_", objects)
     tables = {
         "misses": attribute_with(raw_misses(frames["miss"]), objects, run_id),
         "instructions": instructions_table(frames["insn"], objects, run_id),
         "coherence": coherence_table(frames["stolen"], objects, run_id),
-        "rapw": rapw.sort_values(["cpu", "store_pc", "load_pc"], ignore_index=True),
+        "rapw": rapw_table(frames["rapw"], objects, run_id),
         "roi": frames["roi"],
     }
     written = {}
