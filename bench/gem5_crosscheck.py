@@ -9,8 +9,9 @@ reuses their results: a run whose inputs are unchanged is not run again),
 then compares their misses.parquet: total L1D and L2 data misses, and the
 ten kernel functions with most L1D data misses, each with its share of the
 kernel's L1D data misses on either side.  Goals: totals within 15%, the
-top ten's shares within 20% (relative).  Writes
-bench/results/gem5_crosscheck.json and prints the table.
+top ten's shares within 20% (relative).  Beside them, with no goal, the
+L1D data misses' split by cause on either side (gem5's from the replay of its
+traces).  Writes bench/results/gem5_crosscheck.json and prints the tables.
 
 Instruction fetches are left out on both sides: the QEMU model fetches a
 block's lines once per executed block, gem5's L1I sees every fetch.
@@ -61,7 +62,13 @@ def compare(qemu: pd.DataFrame, gem5: pd.DataFrame, top: int = TOP) -> dict:
         q, g = float(shares["qemu"].get(symbol, 0.0)), float(shares["gem5"].get(symbol, 0.0))
         functions.append({"function": symbol, "qemu_share": q, "gem5_share": g,
                           "relative": relative(q, g), "met": abs(relative(q, g)) <= SHARE_GOAL})
+    causes = {}
+    for name, m in (("qemu", qemu), ("gem5", gem5)):
+        by_cause = data_misses(m, "L1D").groupby("cause")["count"].sum()
+        causes[name] = (by_cause / by_cause.sum()).to_dict()
     return {"totals": totals, "top_functions": functions,
+            "l1d_causes": {c: {b: float(causes[b].get(c, 0.0)) for b in causes}
+                           for c in sorted(set(causes["qemu"]) | set(causes["gem5"]))},
             "met": all(t["met"] for t in totals.values()) and all(f["met"] for f in functions)}
 
 
@@ -74,6 +81,10 @@ def table(result: dict) -> str:
         lines.append(f"| {f['function']} (share of kernel L1D) | {f['qemu_share']:.1%} | "
                      f"{f['gem5_share']:.1%} | {f['relative']:+.1%} | "
                      f"{'yes' if f['met'] else 'no'} |")
+    lines += ["", "| L1D data misses by cause | QEMU model | gem5 timing |", "|---|---|---|"]
+    for cause, share in result["l1d_causes"].items():
+        lines.append(f"| {cause or 'cause unknown'} | {share['qemu']:.1%} | "
+                     f"{share['gem5']:.1%} |")
     return "\n".join(lines)
 
 

@@ -15,15 +15,20 @@ spec.loader.exec_module(crosscheck)
 
 
 def misses(rows):
-    return pd.DataFrame(rows, columns=["level", "kind", "space", "symbol", "count"])
+    return pd.DataFrame(rows, columns=["level", "kind", "space", "symbol", "cause", "count"])
 
 
-QEMU = misses([("L1D", "read", "kernel", "f1", 60), ("L1D", "write", "kernel", "f2", 40),
-               ("L1I", "fetch", "kernel", "f1", 1000), ("L2", "fetch", "kernel", "f1", 7),
-               ("L1D", "read", "user", "", 10), ("L2", "read", "kernel", "f1", 20)])
-GEM5 = misses([("L1D", "read", "kernel", "f1", 30), ("L1D", "rmw", "kernel", "f1", 20),
-               ("L1D", "read", "kernel", "f2", 50), ("L1D", "read", "user", "", 5),
-               ("L2", "read", "kernel", "f2", 30)])
+QEMU = misses([("L1D", "read", "kernel", "f1", "capacity", 60),
+               ("L1D", "write", "kernel", "f2", "coherence", 40),
+               ("L1I", "fetch", "kernel", "f1", "compulsory", 1000),
+               ("L2", "fetch", "kernel", "f1", "capacity", 7),
+               ("L1D", "read", "user", "", "compulsory", 10),
+               ("L2", "read", "kernel", "f1", "capacity", 20)])
+GEM5 = misses([("L1D", "read", "kernel", "f1", "capacity", 30),
+               ("L1D", "rmw", "kernel", "f1", "coherence", 20),
+               ("L1D", "read", "kernel", "f2", "coherence", 50),
+               ("L1D", "read", "user", "", "upgrade", 5),
+               ("L2", "read", "kernel", "f2", "", 30)])
 
 
 def test_totals_leave_out_fetches_and_keep_user_data():
@@ -42,3 +47,15 @@ def test_shares_of_the_kernels_l1d_data_misses():
     assert (f2["function"], f2["qemu_share"], f2["gem5_share"]) == ("f2", 0.4, 0.5)
     assert f2["relative"] == pytest.approx(0.25) and not f2["met"]
     assert not result["met"]
+
+
+def test_the_l1d_data_misses_split_by_cause():
+    causes = crosscheck.compare(QEMU, GEM5)["l1d_causes"]
+    # QEMU: 60 capacity, 40 coherence, 10 compulsory of 110; gem5: 30, 70, 0,
+    # and 5 upgrades of 105.  Fetches and L2 are not in it.
+    approx = pytest.approx
+    assert causes == {"capacity": {"qemu": approx(60 / 110), "gem5": approx(30 / 105)},
+                      "coherence": {"qemu": approx(40 / 110), "gem5": approx(70 / 105)},
+                      "compulsory": {"qemu": approx(10 / 110), "gem5": 0.0},
+                      "upgrade": {"qemu": 0.0, "gem5": approx(5 / 105)}}
+    assert "| coherence | 36.4% | 66.7% |" in crosscheck.table(crosscheck.compare(QEMU, GEM5))
