@@ -191,3 +191,21 @@ def test_scratch_disk_workloads_refused(tmp_path, monkeypatch):
                          'workloads = [{ name = "lruwriters", scale = "smoke" }]\n')
     with pytest.raises(HotlineError, match="scratch disks"):
         gem5.check_experiment(specs.load_experiment(spec_path), spec_path)
+
+
+def test_checkpoint_inputs_name_the_machine_without_its_file_paths():
+    """A checkpoint's key: the machine as the boot script reads it, but the
+    kernel and image by their build keys; the O3 and timing variants of one
+    machine share it."""
+    from hotline.simulate.gem5 import checkpoints
+    keys = set()
+    for name in ("pentium3-4way-timing", "pentium3-4way-o3"):
+        system = specs.load_system(name)
+        machine = params.machine(system, vmlinux=Path(f"/k/{name}/vmlinux"),
+                                 disk_image=Path("/i/disk.img"), kernel_args=APPEND)
+        inputs = checkpoints.checkpoint_inputs(machine, kernel_key="K", image_key="I",
+                                               gem5_identity="gem5 binary sha256:0")
+        assert "vmlinux" not in inputs["machine"] and "disk_image" not in inputs["machine"]
+        assert inputs["machine"]["cpus"] == 4 and inputs["machine"]["clock"] == "1GHz"
+        keys.add(checkpoints.planned_checkpoint(inputs).key)
+    assert len(keys) == 1
