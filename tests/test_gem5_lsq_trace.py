@@ -5,8 +5,8 @@ import stat
 
 from hotline.simulate.gem5.lsq_trace import PipeReader, count_partial_overlaps
 
-U0 = "board.processor.switch0.core.iew.lsq.thread0"
-U1 = "board.processor.switch1.core.iew.lsq.thread0"
+U0 = "board.processor.cores0.core.iew.lsq.thread0"
+U1 = "board.processor.cores1.core.iew.lsq.thread0"
 STORE, LOAD, OTHER = 0xFFFFFFFF81200000, 0xFFFFFFFF81200004, 0xFFFFFFFF81300000
 
 

@@ -48,7 +48,7 @@ def test_mem_cmd_numbers():
 def test_round_trip(tmp_path, name):
     path = tmp_path / name
     header = pt.Header("board.cache_hierarchy.l1d_monitors0.request_trace", 10**12,
-                       {0: "board.processor.switch0.core.data", 1: "writebacks"})
+                       {0: "board.processor.cores0.core.data", 1: "writebacks"})
     packets = [{"tick": t, "cmd": 25, "addr": 64 * t, "size": 64, "flags": 0, "pkt_id": 0,
                 "pc": 0xFFFFFFFF81000000 + t} for t in range(300)]
     pt.write_trace(path, header, packets)
@@ -103,7 +103,7 @@ def req(tick, cmd, addr, pc=None, flags=0, pkt_id=5):
 
 
 def test_aggregate_by_hand(tmp_path):
-    header = pt.Header("m", 10**12, {5: "board.processor.switch0.core.data"})
+    header = pt.Header("m", 10**12, {5: "board.processor.cores0.core.data"})
     l1d_req = [
         req(500, C["ReadSharedReq"], 0x2000000, K1),                  # before the region
         req(2000, C["ReadSharedReq"], 0x2000040, K1),                 # read, direct map

@@ -14,7 +14,7 @@ import pytest
 from hotline import paths, specs
 from hotline.experiment import run_experiment
 from hotline.report.render import write_report
-from hotline.simulate.gem5 import params as gem5_params
+from hotline.simulate.gem5 import checkpoints, params as gem5_params
 from hotline.simulate.gem5 import simulator as gem5
 
 pytestmark = pytest.mark.skipif(
@@ -76,6 +76,9 @@ timeout_s = 43200
 
 @pytest.mark.boot
 def test_fork_storm_boots_once_and_measures_twice(tmp_path, tmp_results, monkeypatch):
+    # Checkpoints of this test's own (an absolute path replaces the cache's
+    # folder): the first run must boot, even when an earlier test run left one.
+    monkeypatch.setattr(checkpoints, "CHECKPOINTS", tmp_path / "gem5-checkpoints")
     spec = tmp_path / "forkstorm-gem5-tiny.toml"
     spec.write_text(SPEC.format(system="skylake-4core-timing"))
     [run] = run_experiment(spec)
@@ -85,7 +88,7 @@ def test_fork_storm_boots_once_and_measures_twice(tmp_path, tmp_results, monkeyp
     # The boot happened in this run, and the guest log holds it and the region.
     assert (run.directory / "boot" / "guest.log").exists()
     log = (run.directory / "guest.log").read_text()
-    assert "hotline: cpus-online=4" in log and "hotline-summary:" in log
+    assert "hotline: cpus-online=0-3 count=4" in log and "hotline-summary:" in log
     core = pd.read_parquet(run.directory / "gem5_core_stats.parquet")
     assert sorted(core.cpu) == [0, 1, 2, 3]
     assert (core.l1d_accesses > 0).any() and (core.committed_insts > 0).any()

@@ -24,7 +24,7 @@ def dump(stat_lines):
 
 def core_lines(cpu, index, scale):
     ch = "board.cache_hierarchy"
-    core = f"board.processor.switch{index}.core"
+    core = f"board.processor.cores{index}.core"
     return [
         line(f"{ch}.l1dcaches{index}.demandAccesses::cpu{cpu}.data", 1000 * scale,
              pdf=("100.00%", "100.00%")),
@@ -65,7 +65,7 @@ def test_parse_dumps():
     assert dumps[0]["board.cache_hierarchy.l1dcaches1.demandMisses::total"] == 50
     assert dumps[0]["board.cache_hierarchy.l1dcaches0.demandAccesses::cpu0.data"] == 1000
     assert math.isnan(dumps[0]["board.cache_hierarchy.l2caches0.demandMissRate::total"])
-    assert dumps[1]["board.processor.switch1.core.lsq0.forwLoads"] == 90
+    assert dumps[1]["board.processor.cores1.core.lsq0.forwLoads"] == 90
 
 
 def test_long_table_and_regions(tmp_path):

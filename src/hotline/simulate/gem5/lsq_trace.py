@@ -8,8 +8,8 @@ together with strictly ordered loads).  Its debug trace says so:
 
     TICK: UNIT: Load-store forwarding mis-match. Store idx S to load addr A
 
-where UNIT is the core's ".iew.lsq.threadN".  Neither PC is on that line, so
-each unit's trace is followed:
+where UNIT is the core's LSQ unit (board.processor.cores0.core.iew.lsq.thread0
+for core 0).  Neither PC is on that line, so each unit's trace is followed:
 
     Inserting load PC (PC=>NPC).(U=>NU), idx:I [sn:N]    load entry I+1 is PC
     Inserting store PC (PC=>NPC).(U=>NU), idx:I [sn:N]   store entry I+1 is PC
@@ -43,7 +43,7 @@ _PREFIX = re.compile(r"^\s*\d+: (\S+): (.*)$")
 _INSERT = re.compile(r"^Inserting (load|store) PC \((0x[0-9a-fA-F]+)=>.*idx:(-?\d+) \[sn:")
 _READ = re.compile(r"^Read called, load idx: (-?\d+),")
 _MISMATCH = re.compile(r"^Load-store forwarding mis-match\. Store idx (-?\d+) to load addr")
-_CPU = re.compile(r"\.(?:switch|start)(\d*)\.core\.")
+_CPU = re.compile(r"\.processor\.cores(\d*)\.core\.")
 
 
 def _cpu(unit: str) -> int:

@@ -41,9 +41,9 @@ CORE = {"run": "string", "region": "int32", "cpu": "int16",
         "sim_seconds": "float64", "host_seconds": "float64", "host_inst_rate": "float64"}
 
 # Where each figure lives under hotline's config (configs/gem5/): the cache
-# hierarchy's per-core lists l1icaches, l1dcaches, l2caches; the switchable
-# processor's detailed cores "switch" (O3 LSQ stats in lsq0, gem5's
-# src/cpu/o3/lsq_unit.cc).  CORE_STATS maps a column to a pattern with one
+# hierarchy's per-core lists l1icaches, l1dcaches, l2caches; the measuring
+# run's SimpleProcessor's cores "cores" (O3 LSQ stats in lsq0, gem5's
+# src/cpu/o3/lsq_unit.cc), as gem5 v24.0.0.1 printed them (docs/gem5-notes.md).  CORE_STATS maps a column to a pattern with one
 # group, the core number (empty with one core: gem5 numbers the elements
 # of a SimObject vector only when it has more than one, zero-padded).
 CORE_STATS = {
@@ -55,9 +55,9 @@ CORE_STATS = {
     "l2_accesses": r"board\.cache_hierarchy\.l2caches(\d*)\.demandAccesses::total",
     "l2_misses": r"board\.cache_hierarchy\.l2caches(\d*)\.demandMisses::total",
     "l2_miss_latency_ticks": r"board\.cache_hierarchy\.l2caches(\d*)\.demandMissLatency::total",
-    "lsq_forwarded_loads": r"board\.processor\.switch(\d*)\.core\.lsq0\.forwLoads",
-    "lsq_rescheduled_loads": r"board\.processor\.switch(\d*)\.core\.lsq0\.rescheduledLoads",
-    "committed_insts": r"board\.processor\.switch(\d*)\.core\.commitStats0\.numInsts",
+    "lsq_forwarded_loads": r"board\.processor\.cores(\d*)\.core\.lsq0\.forwLoads",
+    "lsq_rescheduled_loads": r"board\.processor\.cores(\d*)\.core\.lsq0\.rescheduledLoads",
+    "committed_insts": r"board\.processor\.cores(\d*)\.core\.commitStats0\.numInsts",
 }
 GLOBAL_STATS = {"sim_seconds": "simSeconds", "host_seconds": "hostSeconds",
                 "host_inst_rate": "hostInstRate"}
