@@ -74,14 +74,16 @@ def header(manifest: dict) -> list[tuple[str, str]]:
     """(name, value) lines that say what a run was."""
     inputs = manifest["inputs"]
     w = inputs["workload"]
+    backend = inputs["backend"]
+    plugin = f", plugin {backend['plugin']['name']}" if backend.get("plugin") else ""
     return [("run", manifest["run_id"]),
             ("kernel", f"{inputs['kernel']['variant']} (Linux {inputs['kernel']['version']}, "
                        f"build {inputs['kernel']['key'][:16]})"),
             ("system", f"{inputs['system']['name']}, {inputs['system']['spec']['cpus']} CPUs"),
             ("workload", f"{w['name']} {w['scale']} "
                          + " ".join(f"{k}={v}" for k, v in sorted(w["params"].items()))),
-            ("backend", f"{inputs['backend']['version']}, {inputs['backend']['mode']} mode, "
-                        f"plugin {inputs['backend']['plugin']['name']}"),
+            ("backend", f"{backend['name']}: {backend['version']}, {backend['mode']} mode"
+                        f"{plugin}"),
             ("hotline", manifest["hotline"]["revision"])]
 
 
