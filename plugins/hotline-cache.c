@@ -9,7 +9,8 @@
  *           peer=LATENCY,sb=ENTRIES:WINDOW,cpu=index|guest[,cpu_number=OFFSET],
  *           vmemmap=BASE,page_size=BYTES
  *
- * cpu=index trusts QEMU's vCPU index (multi-threaded TCG).  cpu=guest finds
+ * cpu=index trusts QEMU's vCPU index (multi-threaded TCG, where each vCPU's
+ * callbacks run on a thread of its own: see "Threads" below).  cpu=guest finds
  * the executing CPU from the guest kernel's per-CPU base (gs_base in kernel
  * mode, k_gs_base in user mode), because single-threaded round-robin TCG
  * reports the index of the vCPU that translated a block, not of the one
@@ -108,12 +109,27 @@ struct insn_stats {
 	struct tuple *last_miss;	/* the miss tuple this one counted last */
 };
 
+/*
+ * Threaded (cpu=index): an instruction's L1 hits by core instead of in
+ * l1[CM_HIT], each core's on a cache line of its own and written only by
+ * that core's thread.  The marker reset moves base up to count instead of
+ * clearing count, which another thread may be adding to.
+ */
+struct core_hits {
+	_Alignas(64) uint64_t count[NKINDS], base[NKINDS];
+};
+
 /* One per instruction address, shared by every translation of it. */
 struct insn {
 	uint64_t pc;
-	int locked;
+	int locked;		/* read without records_lock: atomically */
 	uint8_t bytes[16], len;	/* as executed: alternatives and paravirt patch the text */
-	struct insn_stats stats[NKINDS];
+	struct insn_stats stats[NKINDS];	/* unthreaded */
+	/* Threaded, per core: the L1 hits, and the rest of the counts, made
+	 * by the core's thread at its first miss here (under its tally's lock;
+	 * stats_of). */
+	struct core_hits *hits;
+	struct insn_stats (**core_stats)[NKINDS];
 	struct insn *next;
 };
 
@@ -148,25 +164,59 @@ struct tuple {
 };
 
 #define BUCKETS (1u << 20)	/* a fork storm has some 10^5 instructions and 10^6 miss tuples */
+#define CORE_BUCKETS (1u << 18)	/* threaded: each core's tally has its share of the tuples */
 static struct insn *insns[BUCKETS];
 static struct block *blocks[BUCKETS];
-static struct tuple *misses[BUCKETS], *stolen[BUCKETS], *rapw[BUCKETS];
 
+/* A hash of up to three words, 24 bits: a bucket of a table of 2^24 or fewer. */
 static uint32_t bucket(uint64_t a, uint64_t b, uint64_t c)
 {
 	uint64_t h = (a * 0x9e3779b97f4a7c15ull) ^ (b * 0xbf58476d1ce4e5b9ull) ^ c;
 
 	h ^= h >> 29;
-	return (uint32_t)(h * 0x94d049bb133111ebull >> 40) & (BUCKETS - 1);
+	return (uint32_t)(h * 0x94d049bb133111ebull >> 40);
 }
 
-static struct tuple *count_tuple(struct tuple **table, const struct key *key, uint64_t cycles)
+/*
+ * The counted tuples.  Threaded, each core has a tally of its own: every
+ * tuple a core counts has that core in its key (cpu), so the tallies are
+ * disjoint, and a core's thread changes only its own, under the tally's
+ * lock, which no other thread takes but to reset, dump or report.
+ * Unthreaded there is one tally.
+ */
+struct tally {
+	pthread_mutex_t lock;
+	uint32_t mask;				/* buckets - 1 */
+	struct tuple **misses, **stolen, **rapw;
+};
+
+static struct tally *tallies;
+static uint32_t ntallies;		/* threaded: the cores; else 1 */
+
+/* Every tuple of one table (misses, stolen, rapw), tally by tally, each in
+ * bucket order. */
+#define FOR_EACH_TUPLE(t, table)						\
+	for (uint32_t set_ = 0; set_ < ntallies; set_++)			\
+		for (uint32_t i_ = 0; i_ <= tallies[set_].mask; i_++)		\
+			for (struct tuple *t = tallies[set_].table[i_]; t; t = t->next)
+
+static void tally_init(struct tally *t, uint32_t buckets)
+{
+	pthread_mutex_init(&t->lock, NULL);
+	t->mask = buckets - 1;
+	t->misses = calloc(buckets, sizeof(*t->misses));
+	t->stolen = calloc(buckets, sizeof(*t->stolen));
+	t->rapw = calloc(buckets, sizeof(*t->rapw));
+}
+
+static struct tuple *count_tuple(struct tuple **table, uint32_t mask, const struct key *key,
+				 uint64_t cycles)
 {
 	uint64_t w[4];
 	struct tuple **slot, *t;
 
 	memcpy(w, key, sizeof(w));
-	slot = &table[bucket(w[0], w[1], w[2] ^ w[3] * 0xd6e8feb86659fd93ull)];
+	slot = &table[bucket(w[0], w[1], w[2] ^ w[3] * 0xd6e8feb86659fd93ull) & mask];
 	for (t = *slot; t; t = t->next)
 		if (!memcmp(&t->key, key, sizeof(*key)))
 			break;
@@ -192,29 +242,79 @@ static void free_tuples(struct tuple **slot)
 
 /* ---- state -------------------------------------------------------------- */
 
-/* One lock around the model keeps it consistent under multi-threaded TCG
- * (cpu=index).  Round-robin TCG (cpu=guest) runs every callback on one
- * thread, so it takes no lock: uncontended locking still cost about a tenth
- * of the plugin's time. */
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/*
+ * Threads.  Round-robin TCG (cpu=guest) runs every callback on one thread:
+ * nothing here takes a lock (uncontended locking cost about a tenth of the
+ * plugin's time).  Multi-threaded TCG (cpu=index) runs each vCPU's
+ * callbacks on a thread of its own, so that the plugin gains with host
+ * cores:
+ *   - the model is threaded (cm_set_threaded): an access that hits its
+ *     core's L1 takes no lock, any other takes the model's;
+ *   - what one core counts on every access (struct vcpu, struct core_hits)
+ *     is that core's own, written only by its thread;
+ *   - what it counts after an L1 miss or a read after a partial write (its
+ *     tally, its struct insn_stats) is its own too, under its tally's lock;
+ *   - the instructions and blocks change under records_lock (translation);
+ *     the markers and the report take it and every tally's lock (lock_all).
+ */
+static int threaded;			/* cpu=index */
+static pthread_mutex_t records_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void model_lock(void)
+static void lock_records(void)
 {
-	if (!cpu_from_guest)
-		pthread_mutex_lock(&lock);
+	if (threaded)
+		pthread_mutex_lock(&records_lock);
 }
 
-static void model_unlock(void)
+static void unlock_records(void)
 {
-	if (!cpu_from_guest)
-		pthread_mutex_unlock(&lock);
+	if (threaded)
+		pthread_mutex_unlock(&records_lock);
 }
+
+static void lock_all(void)
+{
+	lock_records();
+	for (uint32_t i = 0; threaded && i < ntallies; i++)
+		pthread_mutex_lock(&tallies[i].lock);
+}
+
+static void unlock_all(void)
+{
+	for (uint32_t i = ntallies; threaded && i-- > 0;)
+		pthread_mutex_unlock(&tallies[i].lock);
+	unlock_records();
+}
+
+/* The tally of a core's tuples. */
+static struct tally *tally_of(uint32_t core)
+{
+	return threaded ? &tallies[core] : &tallies[0];
+}
+
+/* A count that one thread adds to and others may read (threaded). */
+static void add_count(uint64_t *count, uint64_t n)
+{
+	__atomic_store_n(count, __atomic_load_n(count, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
+}
+
+static uint64_t read_count(const uint64_t *count)
+{
+	return __atomic_load_n(count, __ATOMIC_RELAXED);
+}
+
+/* Per core, on a cache line of its own; written only by that core's thread
+ * but for roi_base (the marker reset, under lock_all). */
+struct vcpu {
+	_Alignas(64) uint64_t icount;	/* in executed blocks' instructions */
+	uint64_t roi_icount;		/* the part of it inside ROIs */
+	uint64_t roi_base;		/* roi_icount at the last reset */
+	struct insn *pending_rmw;	/* read of a locked RMW seen, write to come */
+};
 
 static struct cm_model *model;
-static int in_roi;
-static uint64_t *icount;		/* per core, in executed blocks' instructions */
-static uint64_t *roi_icount;		/* per core, the part of it inside ROIs */
-static struct insn **pending_rmw;	/* per core: read of a locked RMW seen, write to come */
+static int in_roi;			/* read without records_lock: atomically */
+static struct vcpu *vcpus;
 
 /* cpu=guest: the CPU running now, and the CPU of each per-CPU base. */
 #define MAX_BASES 256
@@ -270,11 +370,35 @@ static void begin_record(struct output *o, enum record r)
 	emit(o, "%s", record_names[r]);
 }
 
-/* The counts of every access, L1 hits included. */
-static struct insn_stats full_stats(const struct insn_stats *s, enum kind kind)
+/* An instruction's counts of one kind (under lock_all): threaded, the sum of
+ * its cores', and its cores' L1 hits. */
+static struct insn_stats all_stats(const struct insn *n, enum kind kind)
 {
-	struct insn_stats full = *s;
-	uint64_t hits = s->l1[CM_HIT];
+	struct insn_stats sum = n->stats[kind];
+
+	for (uint32_t c = 0; n->core_stats && c < config.cores; c++) {
+		const struct insn_stats *s = n->core_stats[c] ? &(*n->core_stats[c])[kind] : NULL;
+
+		for (int o = 0; s && o < CM_NOUTCOMES; o++) {
+			sum.l1[o] += s->l1[o];
+			sum.l2[o] += s->l2[o];
+			sum.l3[o] += s->l3[o];
+		}
+		if (s) {
+			sum.accesses += s->accesses;
+			sum.cycles += s->cycles;
+		}
+	}
+	for (uint32_t c = 0; n->hits && c < config.cores; c++)
+		sum.l1[CM_HIT] += read_count(&n->hits[c].count[kind]) - n->hits[c].base[kind];
+	return sum;
+}
+
+/* The counts of every access, L1 hits included. */
+static struct insn_stats full_stats(const struct insn *n, enum kind kind)
+{
+	struct insn_stats full = all_stats(n, kind);
+	uint64_t hits = full.l1[CM_HIT];
 
 	full.accesses += hits;
 	full.cycles += hits * (kind == KIND_FETCH ? config.l1i.latency : config.l1d.latency);
@@ -294,12 +418,13 @@ static void write_counters(struct output *o)
 	emit(o, "\n");
 	for (uint32_t c = 0; c < config.cores; c++) {
 		begin_record(o, REC_ROI);
-		emit(o, "\t%u\t%" PRIu64 "\n", c, roi_icount[c]);
+		emit(o, "\t%u\t%" PRIu64 "\n", c,
+		     read_count(&vcpus[c].roi_icount) - vcpus[c].roi_base);
 	}
 	for (uint32_t i = 0; i < BUCKETS; i++)
 		for (struct insn *n = insns[i]; n; n = n->next)
 			for (int k = 0; k < NKINDS; k++) {
-				const struct insn_stats full = full_stats(&n->stats[k], k), *s = &full;
+				const struct insn_stats full = full_stats(n, k), *s = &full;
 
 				if (!s->accesses)
 					continue;
@@ -316,32 +441,29 @@ static void write_counters(struct output *o)
 					emit(o, "\t%" PRIu64, s->l3[r]);
 				emit(o, "\n");
 			}
-	for (uint32_t i = 0; i < BUCKETS; i++)
-		for (struct tuple *t = misses[i]; t; t = t->next) {
-			const struct key *k = &t->key;
+	FOR_EACH_TUPLE(t, misses) {
+		const struct key *k = &t->key;
 
-			begin_record(o, REC_MISS);
-			emit(o, "\t%u\t0x%" PRIx64 "\t%s\t0x%" PRIx64 "\t%s\t%s\t%s\t%" PRIu64 "\t%"
-			     PRIu64 "\n", k->cpu, k->pc, kind_names[k->kind], k->data,
-			     cm_outcome_name(k->outcome[0]), cm_outcome_name(k->outcome[1]),
-			     cm_outcome_name(k->outcome[2]), t->count, t->cycles);
-		}
-	for (uint32_t i = 0; i < BUCKETS; i++)
-		for (struct tuple *t = stolen[i]; t; t = t->next) {
-			const struct key *k = &t->key;
+		begin_record(o, REC_MISS);
+		emit(o, "\t%u\t0x%" PRIx64 "\t%s\t0x%" PRIx64 "\t%s\t%s\t%s\t%" PRIu64 "\t%"
+		     PRIu64 "\n", k->cpu, k->pc, kind_names[k->kind], k->data,
+		     cm_outcome_name(k->outcome[0]), cm_outcome_name(k->outcome[1]),
+		     cm_outcome_name(k->outcome[2]), t->count, t->cycles);
+	}
+	FOR_EACH_TUPLE(t, stolen) {
+		const struct key *k = &t->key;
 
-			begin_record(o, REC_STOLEN);
-			emit(o, "\t%u\t0x%" PRIx64 "\t0x%" PRIx64 "\t%u\t0x%" PRIx64 "\t%" PRIu64 "\n",
-			     k->cpu, k->pc, k->data, k->other_cpu, k->other_pc, t->count);
-		}
-	for (uint32_t i = 0; i < BUCKETS; i++)
-		for (struct tuple *t = rapw[i]; t; t = t->next) {
-			const struct key *k = &t->key;
+		begin_record(o, REC_STOLEN);
+		emit(o, "\t%u\t0x%" PRIx64 "\t0x%" PRIx64 "\t%u\t0x%" PRIx64 "\t%" PRIu64 "\n",
+		     k->cpu, k->pc, k->data, k->other_cpu, k->other_pc, t->count);
+	}
+	FOR_EACH_TUPLE(t, rapw) {
+		const struct key *k = &t->key;
 
-			begin_record(o, REC_RAPW);
-			emit(o, "\t%u\t0x%" PRIx64 "\t0x%" PRIx64 "\t%" PRIu64 "\n", k->cpu,
-			     k->other_pc, k->pc, t->count);
-		}
+		begin_record(o, REC_RAPW);
+		emit(o, "\t%u\t0x%" PRIx64 "\t0x%" PRIx64 "\t%" PRIu64 "\n", k->cpu,
+		     k->other_pc, k->pc, t->count);
+	}
 	emit(o, "# end");
 	for (int r = 0; r < NRECORDS; r++)
 		emit(o, " %s=%" PRIu64, record_names[r], o->records[r]);
@@ -416,14 +538,24 @@ static void fail_run(void)
 /* The marker "reset": the counts start again (the caches keep their state). */
 static void reset_counters(void)
 {
-	for (uint32_t i = 0; i < BUCKETS; i++) {
-		for (struct insn *n = insns[i]; n; n = n->next)
+	for (uint32_t i = 0; i < BUCKETS; i++)
+		for (struct insn *n = insns[i]; n; n = n->next) {
 			memset(n->stats, 0, sizeof(n->stats));
-		free_tuples(&misses[i]);
-		free_tuples(&stolen[i]);
-		free_tuples(&rapw[i]);
-	}
-	memset(roi_icount, 0, config.cores * sizeof(*roi_icount));
+			for (uint32_t c = 0; n->core_stats && c < config.cores; c++)
+				if (n->core_stats[c])
+					memset(n->core_stats[c], 0, sizeof(*n->core_stats[c]));
+			for (uint32_t c = 0; n->hits && c < config.cores; c++)
+				for (int k = 0; k < NKINDS; k++)
+					n->hits[c].base[k] = read_count(&n->hits[c].count[k]);
+		}
+	for (uint32_t set = 0; set < ntallies; set++)
+		for (uint32_t i = 0; i <= tallies[set].mask; i++) {
+			free_tuples(&tallies[set].misses[i]);
+			free_tuples(&tallies[set].stolen[i]);
+			free_tuples(&tallies[set].rapw[i]);
+		}
+	for (uint32_t c = 0; c < config.cores; c++)
+		vcpus[c].roi_base = read_count(&vcpus[c].roi_icount);
 }
 
 /* The marker "dump": the counts so far, to OUT.dumpN, N from 1. */
@@ -438,13 +570,34 @@ static void dump_counters(void)
 		write_failed(path, error);
 }
 
+/* Threaded: how many line accesses took the lock (stderr: QEMU's log). */
+static void report_paths(void)
+{
+	uint64_t unlocked = 0, locked = 0;
+
+	for (uint32_t c = 0; c < config.cores; c++) {
+		struct cm_paths paths;
+
+		cm_paths(model, c, &paths);
+		unlocked += paths.unlocked;
+		locked += paths.locked;
+	}
+	fprintf(stderr, "hotline-cache: threaded model: %" PRIu64 " line accesses, %" PRIu64
+		" without the lock, %" PRIu64 " under it (%.2f%%)\n", unlocked + locked, unlocked,
+		locked, unlocked + locked ? 100.0 * (double)locked / (double)(unlocked + locked) : 0.0);
+}
+
 static void report(qemu_plugin_id_t id, void *udata)
 {
 	int error;
 
 	(void)id, (void)udata;
+	lock_all();
 	if (!failure[0] && (error = write_file(out_path)))
 		write_failed(out_path, error);
+	unlock_all();
+	if (threaded)
+		report_paths();
 	cm_free(model);
 	if (failure[0]) {
 		remove_output(out_path);	/* after a failed dump: install's empty probe */
@@ -573,41 +726,78 @@ static uint64_t data_key(uint64_t vaddr, enum kind kind)
 	return vaddr & ~(uint64_t)(config.line_bytes - 1);
 }
 
+static void account_miss(uint32_t core, uint64_t pc, uint64_t vaddr, enum kind kind,
+			 struct insn *n, const struct cm_result *r);
+
 static void account(uint32_t core, uint64_t pc, uint64_t vaddr, uint64_t paddr, uint32_t size,
-		    enum kind kind, struct insn_stats *s)
+		    enum kind kind, struct insn *n)
 {
 	static const uint32_t model_kind[] = { CM_LOAD, CM_STORE, CM_RMW, CM_IFETCH };
 	struct cm_result r;
 
-	cm_access(model, core, pc, paddr, size, model_kind[kind], icount[core], &r);
-	s->l1[r.l1]++;
-	if (r.l1 != CM_HIT) {
+	cm_access(model, core, pc, paddr, size, model_kind[kind], vcpus[core].icount, &r);
+	if (r.l1 == CM_HIT && !r.partial_write) {
+		if (n->hits)
+			add_count(&n->hits[core].count[kind], 1);
+		else
+			n->stats[kind].l1[CM_HIT]++;
+		return;
+	}
+	account_miss(core, pc, vaddr, kind, n, &r);
+}
+
+/* The counts a core makes of an instruction's accesses of one kind beyond
+ * its L1 hits (under its tally's lock, threaded). */
+static struct insn_stats *stats_of(struct insn *n, uint32_t core, enum kind kind)
+{
+	if (!n->core_stats)
+		return &n->stats[kind];
+	if (!n->core_stats[core])
+		n->core_stats[core] = calloc(1, sizeof(*n->core_stats[core]));
+	return &(*n->core_stats[core])[kind];
+}
+
+/* The rest of account: an L1 miss, or a read after a partial write. */
+static void account_miss(uint32_t core, uint64_t pc, uint64_t vaddr, enum kind kind,
+			 struct insn *n, const struct cm_result *r)
+{
+	struct tally *tally = tally_of(core);
+	struct insn_stats *s;
+
+	if (threaded)
+		pthread_mutex_lock(&tally->lock);
+	s = stats_of(n, core, kind);
+	s->l1[r->l1]++;
+	if (r->l1 != CM_HIT) {
 		struct key miss = { .cpu = core, .pc = pc, .kind = kind,
-				    .data = data_key(vaddr, kind), .outcome = { r.l1, r.l2, r.l3 } };
+				    .data = data_key(vaddr, kind),
+				    .outcome = { r->l1, r->l2, r->l3 } };
 
 		s->accesses++;
-		s->cycles += r.cycles;
-		s->l2[r.l2]++;
-		s->l3[r.l3]++;
+		s->cycles += r->cycles;
+		s->l2[r->l2]++;
+		s->l3[r->l3]++;
 		/* An instruction's misses often repeat its last one's tuple. */
 		if (s->last_miss && !memcmp(&s->last_miss->key, &miss, sizeof(miss))) {
 			s->last_miss->count++;
-			s->last_miss->cycles += r.cycles;
+			s->last_miss->cycles += r->cycles;
 		} else {
-			s->last_miss = count_tuple(misses, &miss, r.cycles);
+			s->last_miss = count_tuple(tally->misses, tally->mask, &miss, r->cycles);
 		}
-		if (r.stolen_by >= 0) {
+		if (r->stolen_by >= 0) {
 			struct key thief = { .cpu = core, .pc = pc, .data = miss.data,
-					     .other_cpu = r.stolen_by, .other_pc = r.stolen_by_pc };
+					     .other_cpu = r->stolen_by, .other_pc = r->stolen_by_pc };
 
-			count_tuple(stolen, &thief, 0);
+			count_tuple(tally->stolen, tally->mask, &thief, 0);
 		}
 	}
-	if (r.partial_write) {
-		struct key pair = { .cpu = core, .pc = pc, .other_pc = r.store_pc };
+	if (r->partial_write) {
+		struct key pair = { .cpu = core, .pc = pc, .other_pc = r->store_pc };
 
-		count_tuple(rapw, &pair, 0);
+		count_tuple(tally->rapw, tally->mask, &pair, 0);
 	}
+	if (threaded)
+		pthread_mutex_unlock(&tally->lock);
 }
 
 /*
@@ -618,15 +808,17 @@ static void account(uint32_t core, uint64_t pc, uint64_t vaddr, uint64_t paddr, 
  */
 static void block_executed(uint32_t core, const struct block *b)
 {
-	icount[core] += b->insns;
-	if (in_roi) {
+	struct vcpu *v = &vcpus[core];
+
+	v->icount += b->insns;
+	if (__atomic_load_n(&in_roi, __ATOMIC_RELAXED)) {
 		uint64_t offset = b->vaddr >= KERNEL_TEXT_MAP ? KERNEL_TEXT_MAP : 0;
 
-		roi_icount[core] += b->insns;
+		add_count(&v->roi_icount, b->insns);
 		for (uint64_t line = b->vaddr >> line_shift; line <= (b->end - 1) >> line_shift;
 		     line++)
 			account(core, b->vaddr, line << line_shift, (line << line_shift) - offset,
-				config.line_bytes, KIND_FETCH, &b->first->stats[KIND_FETCH]);
+				config.line_bytes, KIND_FETCH, b->first);
 	}
 }
 
@@ -634,29 +826,26 @@ static void data_access(uint32_t core, struct insn *n, uint64_t vaddr, uint64_t 
 			uint32_t size, int store)
 {
 	enum kind kind = store ? KIND_WRITE : KIND_READ;
+	struct vcpu *v = &vcpus[core];
 
-	if (n->locked) {
+	if (__atomic_load_n(&n->locked, __ATOMIC_RELAXED)) {
 		kind = KIND_RMW;
 		if (!store) {
-			pending_rmw[core] = n;		/* round-robin: the read */
-		} else if (pending_rmw[core] == n) {
-			pending_rmw[core] = NULL;	/* round-robin: its write */
+			v->pending_rmw = n;		/* round-robin: the read */
+		} else if (v->pending_rmw == n) {
+			v->pending_rmw = NULL;		/* round-robin: its write */
 			return;
 		}
 	}
-	account(core, n->pc, vaddr, paddr, size, kind, &n->stats[kind]);
+	account(core, n->pc, vaddr, paddr, size, kind, n);
 }
 
-#ifdef HOTLINE_CACHE_TRACE
 /*
  * Measurement only (bench/README.md): built with -DHOTLINE_CACHE_TRACE, the
  * plugin also writes the first HOTLINE_CACHE_TRACE_MAX blocks and accesses
- * of the regions of interest, with their core, to OUT.trace
- * (struct trace_event, bench/replay.c reads it).
+ * of the regions of interest, with their core, to OUT.trace as these
+ * records, which bench/replay.c reads.
  */
-#ifndef HOTLINE_CACHE_TRACE_MAX
-#define HOTLINE_CACHE_TRACE_MAX 20000000
-#endif
 struct trace_event {
 	uint8_t type;		/* 'B' block, 'A' access */
 	uint8_t core, store, locked;
@@ -665,11 +854,17 @@ struct trace_event {
 	uint64_t vaddr;		/* block: its end */
 	uint64_t paddr;
 };
+
+#ifdef HOTLINE_CACHE_TRACE
+#ifndef HOTLINE_CACHE_TRACE_MAX
+#define HOTLINE_CACHE_TRACE_MAX 20000000
+#endif
 static FILE *trace_file;
 static uint64_t trace_events;
 
 static void trace(struct trace_event e)
 {
+	lock_records();
 	if (!trace_file) {
 		char path[4096];
 
@@ -678,6 +873,7 @@ static void trace(struct trace_event e)
 	}
 	if (trace_file && in_roi && trace_events++ < HOTLINE_CACHE_TRACE_MAX)
 		fwrite(&e, sizeof(e), 1, trace_file);
+	unlock_records();
 }
 #define TRACE(...) trace((struct trace_event){ __VA_ARGS__ })
 #else
@@ -695,7 +891,6 @@ static void on_block(unsigned int vcpu_index, void *udata)
 	if (!__atomic_load_n(&in_roi, __ATOMIC_RELAXED) &&
 	    (!cpu_from_guest || nbases >= config.cores))
 		return;
-	model_lock();
 	if (cpu_from_guest)
 		follow_core(b->vaddr);
 	core = cpu_from_guest ? current_core : vcpu_index;
@@ -703,7 +898,6 @@ static void on_block(unsigned int vcpu_index, void *udata)
 		TRACE('B', core, 0, 0, b->insns, b->vaddr, b->end, 0);
 		block_executed(core, b);
 	}
-	model_unlock();
 }
 
 static void on_access(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t vaddr,
@@ -718,7 +912,6 @@ static void on_access(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint6
 	hw = qemu_plugin_get_hwaddr(info, vaddr);
 	if (!hw || qemu_plugin_hwaddr_is_io(hw))
 		return;
-	model_lock();
 	core = cpu_from_guest ? current_core : vcpu_index;
 	if (core < config.cores) {
 		uint64_t paddr = qemu_plugin_hwaddr_phys_addr(hw);
@@ -728,7 +921,6 @@ static void on_access(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint6
 		TRACE('A', core, store, n->locked, size, n->pc, vaddr, paddr);
 		data_access(core, n, vaddr, paddr, size, store);
 	}
-	model_unlock();
 }
 
 static void on_marker(unsigned int vcpu_index, void *udata)
@@ -736,9 +928,9 @@ static void on_marker(unsigned int vcpu_index, void *udata)
 	int op = (int)(uintptr_t)udata;
 
 	(void)vcpu_index;
-	model_lock();
+	lock_all();
 	if (op == ROI_BEGIN || op == ROI_END) {
-		in_roi = op == ROI_BEGIN;
+		__atomic_store_n(&in_roi, op == ROI_BEGIN, __ATOMIC_RELAXED);
 		/* Outside the regions on_block stops following the CPU: find it
 		 * for the rest of this block.  Markers run in user mode. */
 		if (in_roi && cpu_from_guest)
@@ -748,7 +940,7 @@ static void on_marker(unsigned int vcpu_index, void *udata)
 	} else if (op == ROI_DUMP) {
 		dump_counters();
 	}
-	model_unlock();
+	unlock_all();
 }
 
 /* ---- translation -------------------------------------------------------- */
@@ -775,7 +967,7 @@ static int is_locked(const uint8_t *bytes, size_t len)
  * is retranslated, and what runs in the ROI is the patched code. */
 static struct insn *insn_at(uint64_t pc, const uint8_t *bytes, size_t len)
 {
-	struct insn **slot = &insns[bucket(pc, 0, 0)], *n;
+	struct insn **slot = &insns[bucket(pc, 0, 0) & (BUCKETS - 1)], *n;
 
 	for (n = *slot; n; n = n->next)
 		if (n->pc == pc)
@@ -786,7 +978,12 @@ static struct insn *insn_at(uint64_t pc, const uint8_t *bytes, size_t len)
 		n->next = *slot;
 		*slot = n;
 	}
-	n->locked = is_locked(bytes, len);
+	if (threaded && !n->hits) {
+		n->hits = aligned_alloc(_Alignof(struct core_hits), config.cores * sizeof(*n->hits));
+		memset(n->hits, 0, config.cores * sizeof(*n->hits));
+		n->core_stats = calloc(config.cores, sizeof(*n->core_stats));
+	}
+	__atomic_store_n(&n->locked, is_locked(bytes, len), __ATOMIC_RELAXED);
 	n->len = len < sizeof(n->bytes) ? len : sizeof(n->bytes);
 	memcpy(n->bytes, bytes, n->len);
 	return n;
@@ -794,7 +991,7 @@ static struct insn *insn_at(uint64_t pc, const uint8_t *bytes, size_t len)
 
 static struct block *block_at(uint64_t vaddr, uint64_t end, uint32_t count, struct insn *first)
 {
-	struct block **slot = &blocks[bucket(vaddr, end, 0)], *b;
+	struct block **slot = &blocks[bucket(vaddr, end, 0) & (BUCKETS - 1)], *b;
 
 	for (b = *slot; b; b = b->next)
 		if (b->vaddr == vaddr && b->end == end)
@@ -812,7 +1009,7 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	uint64_t end = 0;
 
 	(void)id;
-	model_lock();
+	lock_records();
 	for (size_t i = 0; i < n; i++) {
 		struct qemu_plugin_insn *qi = qemu_plugin_tb_get_insn(tb, i);
 		uint8_t bytes[16];
@@ -835,7 +1032,7 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		qemu_plugin_register_vcpu_tb_exec_cb(
 			tb, on_block, cpu_from_guest ? QEMU_PLUGIN_CB_R_REGS : QEMU_PLUGIN_CB_NO_REGS,
 			block_at(qemu_plugin_tb_vaddr(tb), end, (uint32_t)n, first));
-	model_unlock();
+	unlock_records();
 }
 
 /* ---- install ------------------------------------------------------------ */
@@ -966,9 +1163,15 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	model = cm_new(&config);
 	while ((1u << line_shift) < config.line_bytes)
 		line_shift++;
-	icount = calloc(config.cores, sizeof(*icount));
-	roi_icount = calloc(config.cores, sizeof(*roi_icount));
-	pending_rmw = calloc(config.cores, sizeof(*pending_rmw));
+	vcpus = aligned_alloc(_Alignof(struct vcpu), config.cores * sizeof(*vcpus));
+	memset(vcpus, 0, config.cores * sizeof(*vcpus));
+	threaded = !cpu_from_guest;
+	if (threaded)
+		cm_set_threaded(model);
+	ntallies = threaded ? config.cores : 1;
+	tallies = calloc(ntallies, sizeof(*tallies));
+	for (uint32_t i = 0; i < ntallies; i++)
+		tally_init(&tallies[i], threaded ? CORE_BUCKETS : BUCKETS);
 	if (cpu_from_guest) {
 		reg_buf = g_byte_array_new();
 		qemu_plugin_register_vcpu_init_cb(id, on_vcpu_init);

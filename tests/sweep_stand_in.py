@@ -5,8 +5,9 @@ replaced.  A "simulation" sleeps STAND_IN_SLEEP seconds (or, with
 STAND_IN_UNTIL, until that file exists) and writes a run directory as
 experiment.execute() does (manifest, guest.log, one table);
 run ids containing any of STAND_IN_FAIL's comma-separated words fail with
-a reason, those containing STAND_IN_CRASH's die without a record.  Every
-step appends what it did to the STAND_IN_JOURNAL file.
+a reason, those containing STAND_IN_CRASH's die without a record, those
+containing STAND_IN_HOLD's never end (a hung simulator, until the step is
+killed).  Every step appends what it did to the STAND_IN_JOURNAL file.
 """
 
 import json
@@ -78,6 +79,8 @@ def execute(run, spec, spec_path, kernel, image, plugin, out_dir, rerun):
     time.sleep(float(os.environ.get("STAND_IN_SLEEP", "1")))
     while os.environ.get("STAND_IN_UNTIL") and not Path(os.environ["STAND_IN_UNTIL"]).exists():
         time.sleep(0.1)
+    while matches(run.run_id, "STAND_IN_HOLD"):
+        time.sleep(1)
     failure = FAILURE if matches(run.run_id, "STAND_IN_FAIL") else None
     (work / "guest.log").write_text("hotline: done\n")
     manifest = {"run_id": run.run_id, "key": f"key-of-{run.run_id}",

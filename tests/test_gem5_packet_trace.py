@@ -92,7 +92,7 @@ USER = 0x401000
 DIRECT = 0xFFFF888000000000
 PHYSICAL = PhysicalMap((Segment(paddr=0x1000000, vaddr=0xFFFFFFFF81000000, size=0x200000),),
                        page_offset_base=DIRECT)
-C = pt.CMD
+C = C_ = pt.CMD
 
 
 def req(tick, cmd, addr, pc=None, flags=0, pkt_id=5):
@@ -136,7 +136,7 @@ def test_aggregate_by_hand(tmp_path):
                 Monitor(0, "L2", files["l2.req"], files["l2.resp"])]
 
     # 1 GHz: 1000 ticks a cycle.
-    frame, summary = aggregate(monitors, [(1000, 100000)], PHYSICAL, clock_hz=1e9)
+    frame, _, summary = aggregate(monitors, [(1000, 100000)], PHYSICAL, clock_hz=1e9)
 
     rows = [tuple(r) for r in frame.itertuples(index=False)]
     assert rows == [
@@ -159,10 +159,10 @@ def test_aggregate_two_regions_and_open_end(tmp_path):
     path = tmp_path / "r.trc"
     pt.write_trace(path, header, [req(t, C["ReadSharedReq"], 0x100000, K1)
                                   for t in (10, 150, 250, 350, 450)])
-    frame, _ = aggregate([Monitor(1, "L2", path, None)], [(100, 200), (300, 400)], PHYSICAL,
+    frame, _, _ = aggregate([Monitor(1, "L2", path, None)], [(100, 200), (300, 400)], PHYSICAL,
                          clock_hz=1e9)
     assert frame["count"].tolist() == [2] and frame["cpu"].tolist() == [1]
-    frame, _ = aggregate([Monitor(1, "L2", path, None)], [(300, None)], PHYSICAL, clock_hz=1e9)
+    frame, _, _ = aggregate([Monitor(1, "L2", path, None)], [(300, None)], PHYSICAL, clock_hz=1e9)
     assert frame["count"].tolist() == [2]
 
 
@@ -205,7 +205,7 @@ def test_misses_take_their_access_address_from_the_core_trace(tmp_path):
     for name, packets in (("core", core), ("l1d", l1d)):
         files[name] = tmp_path / f"{name}.trc.gz"
         pt.write_trace(files[name], header, packets)
-    frame, summary = aggregate([Monitor(0, "L1D", files["l1d"], None)], [(1000, 100000)],
+    frame, _, summary = aggregate([Monitor(0, "L1D", files["l1d"], None)], [(1000, 100000)],
                                WITH_VMEMMAP, clock_hz=1e9, core_traces={0: files["core"]})
     got = sorted((r.pc, r.data) for r in frame.itertuples(index=False))
     assert got == sorted([
@@ -216,3 +216,88 @@ def test_misses_take_their_access_address_from_the_core_trace(tmp_path):
         (K2, 0xFFFFFFFF81000088),
     ])
     assert (summary.resolved, summary.unresolved) == (4, 1)
+
+
+def test_replay_gives_l1d_misses_their_causes_and_thieves(tmp_path):
+    """Two CPUs, a 2-line L1D.  Worked by hand, per CPU 0 access (tick:
+    line, what the 2-line fully associative LRU shadow holds before it):
+      100 A first                       compulsory
+      200 B first                       compulsory
+      300 C first                       compulsory   (L1D gives up A at 301)
+      400 A shadow [B C]: not there     capacity     (gives up B at 401)
+      500 CPU 1 writes C (ReadExReq) while CPU 0's L1D holds it: C stolen
+      600 C stolen by CPU 1's P4        coherence    (shadow had C: theft first)
+      700 A hit
+      740 D first                       compulsory   (gives up A at 741)
+      800 A shadow [A D]: there         conflict
+      900 CPU 1 writes B, which CPU 0 gave up at 401: no theft
+     1000 B shadow [D A]: not there     capacity
+     1200 A write to a shared line      upgrade      (takes A from CPU 1)
+    CPU 1: C (500), B (900), A (1100) first: compulsory; 1300 A coherence,
+    taken by CPU 0's P7.  CPU 0's L2 miss at 402 takes its address from the
+    access at 400 and no cause."""
+    P1, P2, P3, P4, P5, P6, P7 = (0xFFFFFFFF81100000 + 0x10 * i for i in range(7))
+    A, B, C, D = (0x8000000 + 64 * n for n in (1, 2, 3, 4))    # struct pages 1-4
+    header = pt.Header("m", 10**12, {})
+    core0 = [req(100, C_["ReadReq"], A + 8, P1), req(200, C_["ReadReq"], B, P2),
+             req(300, C_["ReadReq"], C, P3), req(400, C_["ReadReq"], A + 16, P1),
+             req(600, C_["ReadReq"], C, P3), req(700, C_["ReadReq"], A, P1),
+             req(740, C_["ReadReq"], D, P5), req(800, C_["ReadReq"], A + 24, P1),
+             req(1000, C_["ReadReq"], B, P2), req(1200, C_["WriteReq"], A, P7)]
+    l1d0 = [req(100, C_["ReadSharedReq"], A, P1), req(200, C_["ReadSharedReq"], B, P2),
+            req(300, C_["ReadSharedReq"], C, P3), req(301, C_["CleanEvict"], A),
+            req(400, C_["ReadSharedReq"], A, P1), req(401, C_["CleanEvict"], B),
+            req(600, C_["ReadSharedReq"], C, P3), req(740, C_["ReadSharedReq"], D, P5),
+            req(741, C_["CleanEvict"], A), req(800, C_["ReadSharedReq"], A, P1),
+            req(801, C_["CleanEvict"], C), req(1000, C_["ReadSharedReq"], B, P2),
+            req(1200, C_["UpgradeReq"], A, P7)]
+    l2_0 = [req(402, C_["ReadSharedReq"], A, P1)]
+    core1 = [req(500, C_["WriteReq"], C, P4), req(900, C_["WriteReq"], B, P4),
+             req(1100, C_["ReadReq"], A, P6), req(1300, C_["ReadReq"], A, P6)]
+    l1d1 = [req(500, C_["ReadExReq"], C, P4), req(900, C_["ReadExReq"], B, P4),
+            req(1100, C_["ReadSharedReq"], A, P6), req(1300, C_["ReadSharedReq"], A, P6)]
+    files = {}
+    for name, packets in (("core0", core0), ("l1d0", l1d0), ("l2_0", l2_0), ("core1", core1),
+                          ("l1d1", l1d1), ("l2_1", [])):
+        files[name] = tmp_path / f"{name}.trc.gz"
+        pt.write_trace(files[name], header, packets)
+    monitors = [Monitor(0, "L1D", files["l1d0"], None), Monitor(0, "L2", files["l2_0"], None),
+                Monitor(1, "L1D", files["l1d1"], None), Monitor(1, "L2", files["l2_1"], None)]
+
+    frame, stolen, summary = aggregate(monitors, [(0, 100000)], WITH_VMEMMAP, clock_hz=1e9,
+                                       core_traces={0: files["core0"], 1: files["core1"]},
+                                       l1d_lines=2)
+
+    V = VMEMMAP
+    got = sorted((r.cpu, r.pc, r.kind, r.data - V, r.level, r.cause, r.count)
+                 for r in frame.itertuples(index=False))
+    assert got == sorted([
+        (0, P1, "read", 8, "L1D", "compulsory", 1),
+        (0, P2, "read", 0, "L1D", "compulsory", 1),
+        (0, P3, "read", 0, "L1D", "compulsory", 1),
+        (0, P1, "read", 16, "L1D", "capacity", 1),
+        (0, P1, "read", 16, "L2", "", 1),
+        (0, P3, "read", 0, "L1D", "coherence", 1),
+        (0, P5, "read", 0, "L1D", "compulsory", 1),
+        (0, P1, "read", 24, "L1D", "conflict", 1),
+        (0, P2, "read", 0, "L1D", "capacity", 1),
+        (0, P7, "write", 0, "L1D", "upgrade", 1),
+        (1, P4, "write", 0, "L1D", "compulsory", 2),
+        (1, P6, "read", 0, "L1D", "compulsory", 1),
+        (1, P6, "read", 0, "L1D", "coherence", 1),
+    ])
+    assert [tuple(r) for r in stolen.itertuples(index=False)] == [
+        (0, P3, V, 1, P4, 1), (1, P6, V, 0, P7, 1)]
+    assert (summary.resolved, summary.unresolved) == (14, 0)   # 9 + 1 + 4 data misses
+
+
+def test_without_core_traces_misses_have_no_cause_but_upgrade(tmp_path):
+    header = pt.Header("m", 10**12, {})
+    path = tmp_path / "l1d.trc.gz"
+    pt.write_trace(path, header, [req(100, C_["ReadSharedReq"], 0x2000000, K1),
+                                  req(200, C_["UpgradeReq"], 0x2000000, K2)])
+    frame, stolen, _ = aggregate([Monitor(0, "L1D", path, None)], [(0, 1000)], PHYSICAL,
+                                 clock_hz=1e9, l1d_lines=512)
+    assert sorted(zip(frame["pc"], frame["cause"])) == [(K1, ""), (K2, "upgrade")]
+    assert stolen.empty and list(stolen.columns) == ["cpu", "pc", "data", "thief_cpu",
+                                                     "thief_pc", "count"]

@@ -95,15 +95,23 @@ def test_fork_storm_boots_once_and_measures_twice(tmp_path, tmp_results, monkeyp
     misses = pd.read_parquet(run.directory / "misses.parquet")
     flags = misses[(misses.object == "struct page") & (misses.field == "flags")]
     assert flags["count"].sum() > 0, "no miss on page->flags"
+    # The replay of the core-side traces classified every L1D miss, and
+    # found some lines taken by another core's write.
+    l1d = misses[misses.level == "L1D"]
+    assert set(l1d.cause) <= {"compulsory", "capacity", "conflict", "coherence", "upgrade"}
+    assert l1d.loc[l1d.cause == "coherence", "count"].sum() > 0
+    coherence = pd.read_parquet(run.directory / "coherence.parquet")
+    assert (coherence.cpu != coherence.thief_cpu).all() and coherence["count"].sum() == \
+        l1d.loc[l1d.cause == "coherence", "count"].sum()
     # The report reads it as a QEMU run's: top instructions with symbols and
     # source lines, page->flags by instruction; what gem5 does not measure
     # is said to be so.
-    assert set(manifest["tables"]) == {"misses", "roi"}
+    assert set(manifest["tables"]) == {"misses", "coherence", "roi"}
     text, _, html = write_report(run.directory)
     assert "Top 25 instructions by L1D misses" in text and "page->flags: the instructions" in text
     top = text.split("Top 25 instructions by L1D misses")[1].split("Top 25 instructions by L2")[0]
     assert "+0x" in top and ".c:" in top, top[:2000]
-    assert "Not measured: backend gem5 does not record which write took" in text
+    assert "Not measured: backend gem5 does not record the store buffer's" in text
 
     # The same machine with another L2 restores the same checkpoint: no boot.
     other = tmp_path / "skylake-4core-big-l2.toml"

@@ -147,6 +147,9 @@ def test_parallel_sweep_with_a_failed_run(sandbox, monkeypatch, capfd):
     sandbox.write_text(SPEC + "repeats = 2\n")
     failing = "baseline--lmbench-lite-smoke--pentium3-4way--r1"
     monkeypatch.setenv("STAND_IN_FAIL", failing)
+    # Simulations long enough that two overlap even when starting a step
+    # takes seconds (a loaded 2-core host: with 1 s they once never did).
+    monkeypatch.setenv("STAND_IN_SLEEP", "4")
     assert engine.run_sweep(sandbox, jobs=2) == 1
     err = capfd.readouterr().err
     out = out_dir(sandbox)
@@ -203,6 +206,43 @@ def test_a_step_that_dies_is_reported_and_the_others_finish(sandbox, monkeypatch
     before = time.time()
     assert engine.run_sweep(sandbox, jobs=2) == 0
     assert started(sandbox, before) == [dying]
+
+
+# Snakemake 9.15's account of two failed jobs: a Slurm job cancelled with
+# scancel (snakemake-executor-plugin-slurm 2.8.0's message), and the same
+# step in the summary at the end, which has no message.
+FAILED_JOBS = """\
+[Mon Nov 23 15:35:58 2026]
+Error in rule simulate:
+    message: SLURM-job '17' failed, SLURM status is: 'CANCELLED'. Detailed failure reason unavailable (status command is not 'sacct').For further error details see the cluster/cloud log and the log files of the involved rule(s).
+    jobid: 5
+    input: /s/spec.toml, /c/kernels/baseline-99ea5367f577602e/kernel.json
+    output: .sweep/runs/RUN.json
+    log: .sweep/logs/RUN.log, /r/.snakemake/slurm_logs/rule_simulate/RUN/17.log (check log file(s) for error details)
+    shell:
+        python -m hotline.sweep.step run /s/spec.toml RUN > .sweep/logs/RUN.log 2>&1
+        (command exited with non-zero exit code)
+    external_jobid: 17
+Exiting because a job execution failed. Look below for error messages
+Error in rule simulate:
+    message: None
+    jobid: 5
+    output: .sweep/runs/RUN.json
+    log: .sweep/logs/RUN.log (check log file(s) for error details)
+Error in rule build_image:
+    message: None
+    output: /c/disk-images/2ff649b2a4918157/image.json
+"""
+
+
+def test_summary_repeats_what_snakemake_says_of_a_failed_job(tmp_path):
+    log = tmp_path / "snakemake.log"
+    log.write_text(FAILED_JOBS)
+    assert engine.job_errors(log) == {
+        ".sweep/runs/RUN.json": "SLURM-job '17' failed, SLURM status is: 'CANCELLED'. "
+        "Detailed failure reason unavailable (status command is not 'sacct'). (logs: "
+        ".sweep/logs/RUN.log, /r/.snakemake/slurm_logs/rule_simulate/RUN/17.log)"}
+    assert engine.job_errors(tmp_path / "missing.log") == {}
 
 
 def test_ctrl_c_stops_the_sweep_and_running_it_again_resumes(sandbox, monkeypatch):

@@ -11,15 +11,64 @@
  *   seen          per cache, a bitmap of lines ever accessed: compulsory misses
  *   stolen        per core, lines another core's write invalidated, with who
  *                 and which instruction: coherence misses
+ *
+ * Threaded (cm_set_threaded), each core's accesses on a thread of their own:
+ * an access that hits its core's L1 with the permission it needs (a read:
+ * the line is there; a write: also Exclusive or Modified in the core's L2)
+ * touches only that core's own structures and takes no lock.  Everything
+ * else, everything that moves a line into or out of a private cache or
+ * changes another core's state, runs under the model's one lock, in the
+ * same order as unthreaded.  Between the two:
+ *
+ *   - The words a lock-free hit reads and another core may change (the
+ *     tags of the private caches, the L2's state, the MRU words) are written
+ *     atomically (STORE releases, exchanges) and read so where another
+ *     thread may be writing them (LOAD acquires).
+ *   - A lock holder changing another core's private state brackets the
+ *     change with that core's sequence count (remote_begin, remote_end):
+ *     odd while it changes.  A lock-free hit reads the count before and
+ *     after looking, and takes the lock instead if it moved (a seqlock).
+ *   - The one change a core makes to shared state without the lock, a
+ *     write hit taking its own line from Exclusive to Modified, is a
+ *     compare-and-swap; a lock holder takes another core's line down or
+ *     out with an atomic exchange (take_state), and learns from it whether
+ *     the line was Modified.  So a line is Modified in at most one core,
+ *     and a write that won the race happened before the line went.
+ *   - A lock-free hit makes the line its core's MRU line, then reads the
+ *     sequence count again: a lock holder that began meanwhile either is
+ *     seen (and the hit forgets the MRU line) or sees the new MRU line when
+ *     it drops the line (and forgets it).  All four are seq_cst, which
+ *     makes one of the two certain.
+ *
+ * Unthreaded the same code runs with no lock and no count; on x86 the
+ * atomics are plain loads and stores, but for the exchanges and the
+ * and-not of a downgrade, which happen only when a line leaves a private
+ * cache or is shared.
  */
+#define _GNU_SOURCE		/* PTHREAD_MUTEX_ADAPTIVE_NP */
 #include "cachemodel.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 enum mesi { INVALID, SHARED, EXCLUSIVE, MODIFIED };
+
+/* Words another thread may change while they are read (see above). */
+#define LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+
+/* Where another thread's change in between matters.  A test build names a
+ * function for it (-DCM_RACE_POINT=f) that stalls now and then
+ * (tests/cachemodel_stress.c), so that races of nanoseconds happen often. */
+#ifdef CM_RACE_POINT
+void CM_RACE_POINT(void);
+#define RACE_POINT() CM_RACE_POINT()
+#else
+#define RACE_POINT() ((void)0)
+#endif
 
 /* ---- seen: a growable bitmap of line numbers ---------------------------- */
 
@@ -222,12 +271,27 @@ static struct way *cache_set(struct cache *c, uint64_t line)
 	return &c->ways[(line & (c->sets - 1)) * c->assoc];
 }
 
+/*
+ * The way holding the line, or NULL.  Threaded, tags change only under the
+ * lock, so a lock holder reads them plainly; a lock-free hit reads its own
+ * with cache_find_unlocked, since a lock holder may be dropping the line.
+ */
 static struct way *cache_find(struct cache *c, uint64_t line)
 {
 	struct way *set = cache_set(c, line);
 
 	for (uint32_t i = 0; i < c->assoc; i++)
 		if (set[i].tag == line + 1)
+			return &set[i];
+	return NULL;
+}
+
+static struct way *cache_find_unlocked(struct cache *c, uint64_t line)
+{
+	struct way *set = cache_set(c, line);
+
+	for (uint32_t i = 0; i < c->assoc; i++)
+		if (LOAD(&set[i].tag) == line + 1)
 			return &set[i];
 	return NULL;
 }
@@ -256,7 +320,7 @@ static void cache_drop(struct cache *c, uint64_t line)
 	struct way *w = cache_find(c, line);
 
 	if (w)
-		w->tag = 0;
+		STORE(&w->tag, 0);
 }
 
 /* ---- per core: stolen lines and the store buffer ----------------------- */
@@ -289,22 +353,27 @@ struct store_filter {
 };
 
 struct core {
+	/* Threaded: odd while a lock holder changes this core's private state
+	 * (remote_begin); the core's lock-free hits check it.  Cache-line
+	 * aligned, like the whole struct: cores share no line. */
+	_Alignas(64) uint32_t seq;
 	struct cache l1i, l1d, l2;
 	/*
-	 * The line of the last fetch ([0]) and data access ([1]), + 1, while it
-	 * is still this core's most recently used line in that L1: another
+	 * The line of the last fetch ([0]) and data access ([1]), while it is
+	 * still this core's most recently used line in that L1 (mru_word): another
 	 * access to it hits and changes no state (it is already the most recent
 	 * in the set and in the shadow, and already seen), so it needs no
-	 * lookup.  A data write takes this path only if the line is already
-	 * Modified.  Anything that removes or downgrades the line clears it.
+	 * lookup.  A data write takes this path only if the word says the line
+	 * is Modified.  Anything that removes the line clears the word, anything
+	 * that downgrades a line clears the data word's Modified bit.
 	 */
 	uint64_t mru[2];
-	bool mru_modified;
 	struct stolen *stolen;
 	struct store *stores;	/* ring of store_buffer_entries */
 	uint32_t next_store, stores_used;
 	uint64_t stores_made;	/* ever: the number of the youngest */
 	struct store_filter store_filter[STORE_FILTER];
+	struct cm_paths paths;		/* threaded: accesses by path */
 };
 
 struct cm_model {
@@ -314,6 +383,8 @@ struct cm_model {
 	struct core *cores;
 	struct cache l3;
 	bool has_l3;
+	bool threaded;			/* cm_set_threaded */
+	pthread_mutex_t lock;		/* threaded: everything but lock-free hits */
 };
 
 /* ---- configuration ------------------------------------------------------ */
@@ -352,6 +423,24 @@ const char *cm_config_error(const struct cm_config *cfg)
 	return NULL;
 }
 
+/*
+ * The model's lock spins a little before it sleeps (glibc's adaptive
+ * mutex): it is held for about a microsecond at a time, and on the smoke
+ * fork storm in parallel mode a plain mutex spent a tenth of the process's
+ * CPU time in futex calls to sleep and wake, the adaptive one a hundredth.
+ */
+static void init_lock(pthread_mutex_t *lock)
+{
+	pthread_mutexattr_t attr;
+
+	pthread_mutexattr_init(&attr);
+#ifdef __GLIBC__
+	pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
+#endif
+	pthread_mutex_init(lock, &attr);
+	pthread_mutexattr_destroy(&attr);
+}
+
 struct cm_model *cm_new(const struct cm_config *cfg)
 {
 	struct cm_model *m;
@@ -367,7 +456,9 @@ struct cm_model *cm_new(const struct cm_config *cfg)
 	m->latency[CM_FROM_L3] = cfg->l3.latency;
 	m->latency[CM_FROM_PEER] = cfg->peer_latency;
 	m->latency[CM_FROM_MEMORY] = cfg->memory_latency;
-	m->cores = calloc(cfg->cores, sizeof(*m->cores));
+	m->cores = aligned_alloc(_Alignof(struct core), cfg->cores * sizeof(*m->cores));
+	memset(m->cores, 0, cfg->cores * sizeof(*m->cores));
+	init_lock(&m->lock);
 	for (uint32_t i = 0; i < cfg->cores; i++) {
 		struct core *c = &m->cores[i];
 
@@ -397,7 +488,18 @@ void cm_free(struct cm_model *m)
 	if (m->has_l3)
 		cache_free(&m->l3);
 	free(m->cores);
+	pthread_mutex_destroy(&m->lock);
 	free(m);
+}
+
+void cm_set_threaded(struct cm_model *m)
+{
+	m->threaded = true;
+}
+
+void cm_paths(const struct cm_model *m, uint32_t core, struct cm_paths *paths)
+{
+	*paths = m->cores[core].paths;
 }
 
 /* ---- coherence ---------------------------------------------------------- */
@@ -407,20 +509,75 @@ static struct stolen *stolen_entry(struct core *c, uint64_t line)
 	return &c->stolen[(line ^ (line >> STOLEN_BITS)) & ((1u << STOLEN_BITS) - 1)];
 }
 
+/* A core's MRU word: line + 1, shifted left by one, and the line's Modified
+ * bit; 0 for none.  One word, so that a lock-free hit reads and writes both
+ * at once. */
+static uint64_t mru_word(uint64_t line, bool modified)
+{
+	return (line + 1) << 1 | modified;
+}
+
+/* A read hits the line whatever its bit, a write only if it is Modified. */
+static bool mru_hit(uint64_t word, uint64_t line, bool write)
+{
+	return (word | !write) == mru_word(line, true);
+}
+
+/* (seq_cst: against a lock-free hit making the line its MRU line, see
+ * remote_begin.) */
 static void forget_mru(struct core *c, uint64_t line)
 {
 	for (int i = 0; i < 2; i++)
-		if (c->mru[i] == line + 1)
-			c->mru[i] = 0;
+		if (__atomic_load_n(&c->mru[i], __ATOMIC_SEQ_CST) >> 1 == line + 1)
+			STORE(&c->mru[i], 0);
 }
 
-/* Removes the line from a core's private caches (L1s and L2). */
-static void drop_private(struct core *c, uint64_t line)
+/*
+ * Threaded: a lock holder is about to change core c's private state, or
+ * has changed it.  The changes are release stores (STORE, exchanges), so a
+ * lock-free hit that sees one (its loads acquire) sees the odd count too
+ * when it reads the count again.  The odd count is seq_cst, like the MRU
+ * word a lock-free hit writes and the count it reads after, and like
+ * forget_mru's read of that word: of the two threads, one sees the other's
+ * write.
+ */
+static void remote_begin(struct cm_model *m, struct core *c)
 {
+	if (m->threaded)
+		__atomic_store_n(&c->seq, LOAD(&c->seq) + 1, __ATOMIC_SEQ_CST);
+}
+
+static void remote_end(struct cm_model *m, struct core *c)
+{
+	if (m->threaded)
+		__atomic_store_n(&c->seq, LOAD(&c->seq) + 1, __ATOMIC_RELEASE);
+}
+
+/* Takes a line in a core's L2 to state `to`, atomically against the core's
+ * lock-free Exclusive-to-Modified; returns the state it had. */
+static uint8_t take_state(struct way *w, uint8_t to)
+{
+	return __atomic_exchange_n(&w->state, to, __ATOMIC_ACQ_REL);
+}
+
+/* Removes the line from a core's private caches (L1s and L2, which is
+ * inclusive of them); returns the state it had there. */
+static uint8_t drop_private(struct cm_model *m, struct core *c, uint64_t line)
+{
+	struct way *w = cache_find(&c->l2, line);
+	uint8_t was;
+
+	if (!w)
+		return INVALID;
+	remote_begin(m, c);
+	was = take_state(w, INVALID);	/* first: a lock-free write now fails */
+	RACE_POINT();
 	forget_mru(c, line);
 	cache_drop(&c->l1i, line);
 	cache_drop(&c->l1d, line);
-	cache_drop(&c->l2, line);
+	STORE(&w->tag, 0);
+	remote_end(m, c);
+	return was;
 }
 
 /* A dirty line leaving the private caches goes to the L3, if it keeps it. */
@@ -432,17 +589,21 @@ static void write_back(struct cm_model *m, uint64_t line)
 		w->state = MODIFIED;
 }
 
-/* `writer`'s write at `pc` takes the line from every other core. */
-static void invalidate_others(struct cm_model *m, uint32_t writer, uint64_t line, uint64_t pc)
+/* `writer`'s write at `pc` takes the line from every other core; true if
+ * one of them had it Modified. */
+static bool invalidate_others(struct cm_model *m, uint32_t writer, uint64_t line, uint64_t pc)
 {
+	bool modified = false;
+
 	for (uint32_t i = 0; i < m->cfg.cores; i++) {
 		struct core *c = &m->cores[i];
 
 		if (i == writer || !cache_find(&c->l2, line))
 			continue;
-		drop_private(c, line);
+		modified |= drop_private(m, c, line) == MODIFIED;
 		*stolen_entry(c, line) = (struct stolen){ .tag = line + 1, .pc = pc, .by = (int16_t)writer };
 	}
+	return modified;
 }
 
 /* ---- one line ----------------------------------------------------------- */
@@ -485,7 +646,7 @@ static void evict_from_l3(struct cm_model *m, uint64_t victim)
 	/* An inclusive L3 takes its victims out of every private cache. */
 	if (m->cfg.inclusion == CM_INCLUSIVE)
 		for (uint32_t i = 0; i < m->cfg.cores; i++)
-			drop_private(&m->cores[i], victim);
+			drop_private(m, &m->cores[i], victim);
 }
 
 static void fill_l3(struct cm_model *m, uint64_t line, uint8_t state)
@@ -512,12 +673,12 @@ static void fill_l2(struct cm_model *m, struct core *c, uint64_t line, uint8_t s
 		cache_drop(&c->l1i, victim);
 		cache_drop(&c->l1d, victim);
 		if (m->has_l3 && m->cfg.inclusion == CM_EXCLUSIVE)
-			fill_l3(m, victim, w->state == MODIFIED ? MODIFIED : SHARED);
-		else if (w->state == MODIFIED)
+			fill_l3(m, victim, LOAD(&w->state) == MODIFIED ? MODIFIED : SHARED);
+		else if (LOAD(&w->state) == MODIFIED)
 			write_back(m, victim);
 	}
-	w->tag = line + 1;
-	w->state = state;
+	STORE(&w->state, state);
+	STORE(&w->tag, line + 1);
 	cache_touch(&c->l2, w);
 }
 
@@ -525,7 +686,7 @@ static void fill_l1(struct cache *l1, uint64_t line)
 {
 	struct way *w = cache_victim(l1, line);
 
-	w->tag = line + 1;
+	STORE(&w->tag, line + 1);
 	w->state = SHARED;	/* unused: the L2 carries the state */
 	cache_touch(l1, w);
 }
@@ -540,24 +701,135 @@ static void set_source(struct cm_model *m, struct cm_result *r, uint8_t source)
 static void access_line_slow(struct cm_model *m, uint32_t core, uint64_t pc, uint64_t line,
 			     uint32_t kind, struct cm_result *r);
 
-static void access_line(struct cm_model *m, uint32_t core, uint64_t pc, uint64_t line,
-			uint32_t kind, struct cm_result *r)
+static void access_line_threaded(struct cm_model *m, uint32_t core, uint64_t pc, uint64_t line,
+				 uint32_t kind, struct cm_result *r);
+
+/* Unthreaded, past the MRU line: the lookup, and the line becomes the MRU
+ * line.  Out of line, so that an MRU hit saves no registers. */
+static __attribute__((noinline)) void access_line_unthreaded(struct cm_model *m, uint32_t core,
+							     uint64_t pc, uint64_t line,
+							     uint32_t kind, struct cm_result *r)
+{
+	struct core *me = &m->cores[core];
+	int data = kind != CM_IFETCH;
+
+	access_line_slow(m, core, pc, line, kind, r);
+	STORE(&me->mru[data],
+	      mru_word(line, data && LOAD(&cache_find(&me->l2, line)->state) == MODIFIED));
+}
+
+static inline void access_line(struct cm_model *m, uint32_t core, uint64_t pc, uint64_t line,
+			       uint32_t kind, struct cm_result *r)
 {
 	struct core *me = &m->cores[core];
 	int data = kind != CM_IFETCH;
 	bool write = kind == CM_STORE || kind == CM_RMW;
 
-	if (me->mru[data] == line + 1 && (!write || me->mru_modified)) {
+	if (m->threaded) {
+		access_line_threaded(m, core, pc, line, kind, r);
+	} else if (mru_hit(LOAD(&me->mru[data]), line, write)) {
 		r->l1 = CM_HIT;
 		r->source = CM_FROM_L1;
 		r->cycles = data ? me->l1d.latency : me->l1i.latency;
+	} else {
+		access_line_unthreaded(m, core, pc, line, kind, r);
+	}
+}
+
+/*
+ * Threaded: the access if it hits the core's L1 with the permission it
+ * needs, without the lock (see the top of this file); false, having changed
+ * nothing, if it does not or if another core's state changed under it.  What
+ * it does on a hit is what the unthreaded path does: the MRU line hits with
+ * no change; another line updates the L1's shadow and recency, a write takes
+ * an Exclusive line to Modified, and the line becomes the MRU line.
+ */
+static bool hit_unlocked(struct core *me, uint64_t line, uint32_t kind,
+			 struct cm_result *r)
+{
+	int data = kind != CM_IFETCH;
+	bool write = kind == CM_STORE || kind == CM_RMW;
+	struct cache *l1 = data ? &me->l1d : &me->l1i;
+	uint32_t seq = __atomic_load_n(&me->seq, __ATOMIC_ACQUIRE);
+	struct way *w, *mine = NULL;
+	uint8_t state = INVALID;
+
+	if (seq & 1)
+		return false;
+	if (mru_hit(LOAD(&me->mru[data]), line, write)) {
+		RACE_POINT();
+		if (LOAD(&me->seq) != seq)
+			return false;
+		r->l1 = CM_HIT;
+		r->source = CM_FROM_L1;
+		r->cycles = l1->latency;
+		return true;
+	}
+	if (!(w = cache_find_unlocked(l1, line)))
+		return false;
+	if (data) {
+		if (!(mine = cache_find_unlocked(&me->l2, line)))
+			return false;
+		state = LOAD(&mine->state);
+		if (state == INVALID || (write && state == SHARED))
+			return false;	/* an upgrade, under the lock */
+	}
+	RACE_POINT();
+	if (LOAD(&me->seq) != seq)
+		return false;
+	RACE_POINT();
+	/* A lock holder that took the line down or out since has exchanged
+	 * its state first: the compare-and-swap fails. */
+	if (write && state == EXCLUSIVE &&
+	    !__atomic_compare_exchange_n(&mine->state, &state, MODIFIED, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return false;
+	RACE_POINT();
+	shadow_access(&l1->shadow, line);
+	cache_touch(l1, w);
+	r->l1 = CM_HIT;
+	r->source = CM_FROM_L1;
+	r->cycles = l1->latency;
+	__atomic_store_n(&me->mru[data], mru_word(line, write || state == MODIFIED),
+			 __ATOMIC_SEQ_CST);
+	RACE_POINT();
+	if (__atomic_load_n(&me->seq, __ATOMIC_SEQ_CST) != seq)
+		STORE(&me->mru[data], 0);	/* it may have missed the line going */
+	return true;
+}
+
+/*
+ * Threaded, past a lock-free hit: the unthreaded path under the lock.  The
+ * serial part of a threaded run; out of line, so that a profile shows its
+ * share (bench/README.md).
+ */
+static __attribute__((noinline)) void access_line_locked(struct cm_model *m, uint32_t core,
+							 uint64_t pc, uint64_t line, uint32_t kind,
+							 struct cm_result *r)
+{
+	struct core *me = &m->cores[core];
+	int data = kind != CM_IFETCH;
+
+	pthread_mutex_lock(&m->lock);
+	access_line_slow(m, core, pc, line, kind, r);
+	STORE(&me->mru[data],
+	      mru_word(line, data && LOAD(&cache_find(&me->l2, line)->state) == MODIFIED));
+	pthread_mutex_unlock(&m->lock);
+}
+
+/* Threaded: a lock-free hit, or the rest under the lock. */
+static __attribute__((noinline)) void access_line_threaded(struct cm_model *m, uint32_t core,
+							   uint64_t pc, uint64_t line, uint32_t kind,
+							   struct cm_result *r)
+{
+	struct core *me = &m->cores[core];
+
+	if (hit_unlocked(me, line, kind, r)) {
+		me->paths.unlocked++;
 		return;
 	}
-	access_line_slow(m, core, pc, line, kind, r);
-	/* The line is now this core's most recently used in that L1. */
-	me->mru[data] = line + 1;
-	if (data)
-		me->mru_modified = cache_find(&me->l2, line)->state == MODIFIED;
+	me->paths.locked++;
+	access_line_locked(m, core, pc, line, kind, r);
 }
 
 static void access_line_slow(struct cm_model *m, uint32_t core, uint64_t pc, uint64_t line,
@@ -582,15 +854,15 @@ static void access_line_slow(struct cm_model *m, uint32_t core, uint64_t pc, uin
 			return;
 		}
 		mine = cache_find(&me->l2, line);
-		if (mine->state == SHARED) {
+		if (LOAD(&mine->state) == SHARED) {
 			r->l1 = CM_UPGRADE;
 			invalidate_others(m, core, line, pc);
-			mine->state = MODIFIED;
+			STORE(&mine->state, MODIFIED);
 			set_source(m, r, CM_FROM_L1);
 			r->cycles = m->cfg.peer_latency;
 			return;
 		}
-		mine->state = MODIFIED;
+		STORE(&mine->state, MODIFIED);
 		r->l1 = CM_HIT;
 		set_source(m, r, CM_FROM_L1);
 		r->cycles = l1->latency;
@@ -601,15 +873,15 @@ static void access_line_slow(struct cm_model *m, uint32_t core, uint64_t pc, uin
 
 	p2 = probe(&me->l2, line);
 	if (p2.way) {
-		if (write && p2.way->state == SHARED) {
+		if (write && LOAD(&p2.way->state) == SHARED) {
 			r->l2 = CM_UPGRADE;
 			invalidate_others(m, core, line, pc);
-			p2.way->state = MODIFIED;
+			STORE(&p2.way->state, MODIFIED);
 			set_source(m, r, CM_FROM_L2);
 			r->cycles = m->cfg.peer_latency;
 		} else {
 			if (write)
-				p2.way->state = MODIFIED;
+				STORE(&p2.way->state, MODIFIED);
 			r->l2 = CM_HIT;
 			set_source(m, r, CM_FROM_L2);
 		}
@@ -623,23 +895,32 @@ static void access_line_slow(struct cm_model *m, uint32_t core, uint64_t pc, uin
 	bool peer_modified = false, peers = false;
 
 	for (uint32_t i = 0; i < m->cfg.cores; i++) {
-		struct way *w = i == core ? NULL : cache_find(&m->cores[i].l2, line);
+		struct core *peer = &m->cores[i];
+		struct way *w = i == core ? NULL : cache_find(&peer->l2, line);
+		uint8_t state;
 
 		if (!w)
 			continue;
 		peers = true;
-		if (w->state == MODIFIED)
-			peer_modified = true;
-		if (!write && w->state != SHARED) {
-			/* A read takes an exclusive or modified line down to shared. */
-			if (w->state == MODIFIED)
+		state = LOAD(&w->state);
+		if (!write && state != SHARED) {
+			/* A read takes an exclusive or modified line down to shared
+			 * (threaded: the peer may just have taken it to modified). */
+			remote_begin(m, peer);
+			RACE_POINT();
+			state = take_state(w, SHARED);
+			__atomic_fetch_and(&peer->mru[1], ~(uint64_t)1, __ATOMIC_SEQ_CST);
+			remote_end(m, peer);
+			if (state == MODIFIED)
 				write_back(m, line);
-			w->state = SHARED;
-			m->cores[i].mru_modified = false;
 		}
+		if (state == MODIFIED)
+			peer_modified = true;
 	}
-	if (write)
-		invalidate_others(m, core, line, pc);
+	/* (A write learns again from the invalidations whether a peer had it
+	 * modified: threaded, a peer may have written it since.) */
+	if (write && invalidate_others(m, core, line, pc))
+		peer_modified = true;
 
 	uint8_t source = CM_FROM_MEMORY;
 
@@ -773,6 +1054,61 @@ void cm_access(struct cm_model *m, uint32_t core, uint64_t pc, uint64_t paddr, u
 		if (line == first || r.cycles > result->cycles)
 			*result = r;
 	}
+}
+
+/* ---- consistency (cm_check) -------------------------------------------- */
+
+static bool in_cache(struct cache *c, uint64_t line)
+{
+	return cache_find(c, line) != NULL;
+}
+
+static const char *check_core(struct cm_model *m, uint32_t i)
+{
+	struct core *c = &m->cores[i];
+	struct cache *l1s[2] = { &c->l1i, &c->l1d };
+
+	for (int k = 0; k < 2; k++) {
+		struct cache *l1 = l1s[k];
+
+		for (uint32_t w = 0; w < l1->sets * l1->assoc; w++)
+			if (l1->ways[w].tag && !in_cache(&c->l2, l1->ways[w].tag - 1))
+				return "a line in an L1 is not in its core's L2";
+		if (c->mru[k] && !in_cache(l1, (c->mru[k] >> 1) - 1))
+			return "a core's MRU line is not in its L1";
+	}
+	if ((c->mru[1] & 1) && cache_find(&c->l2, (c->mru[1] >> 1) - 1)->state != MODIFIED)
+		return "a core's MRU data line is marked Modified but is not";
+	for (uint32_t w = 0; w < c->l2.sets * c->l2.assoc; w++) {
+		const struct way *way = &c->l2.ways[w];
+		uint64_t line = way->tag - 1;
+
+		if (!way->tag)
+			continue;
+		if (way->state == INVALID)
+			return "a line in an L2 has no state";
+		if (m->has_l3 && m->cfg.inclusion == CM_INCLUSIVE && !in_cache(&m->l3, line))
+			return "a private line is not in the inclusive L3";
+		for (uint32_t j = 0; j < m->cfg.cores; j++) {
+			const struct way *other = j == i ? NULL : cache_find(&m->cores[j].l2, line);
+
+			if (other && (way->state != SHARED || other->state != SHARED))
+				return way->state == MODIFIED && other->state == MODIFIED ?
+					"a line is Modified in two cores" :
+					"a line is Exclusive or Modified in one core and in another too";
+		}
+	}
+	return NULL;
+}
+
+const char *cm_check(struct cm_model *m)
+{
+	const char *e;
+
+	for (uint32_t i = 0; i < m->cfg.cores; i++)
+		if ((e = check_core(m, i)))
+			return e;
+	return NULL;
 }
 
 /* ---- names and layout (cachemodel.h) ------------------------------------ */

@@ -115,4 +115,33 @@ void cm_free(struct cm_model *m);
 void cm_access(struct cm_model *m, uint32_t core, uint64_t pc, uint64_t paddr, uint32_t size,
 	       uint32_t kind, uint64_t icount, struct cm_result *result);
 
+/*
+ * Threads.  Unthreaded (the default) the caller runs one access at a time.
+ * After cm_set_threaded, called before the first access, accesses may run on
+ * several threads at once, as long as each core's run one at a time (a
+ * thread per core: multi-threaded TCG runs each vCPU on a thread of its
+ * own).  An access that hits its core's L1 with the permission it needs
+ * takes no lock; every other takes the model's lock (cachemodel.c says how
+ * the two meet).  One access at a time, threaded or not, gives the same
+ * results.
+ */
+void cm_set_threaded(struct cm_model *m);
+
+/* Threaded: how many of a core's line accesses (a split access makes two)
+ * took each path; read when no access of that core is running. */
+struct cm_paths {
+	uint64_t unlocked, locked;
+};
+
+void cm_paths(const struct cm_model *m, uint32_t core, struct cm_paths *paths);
+
+/*
+ * For tests, while no access is running: NULL if the hierarchy is coherent
+ * and consistent (a line Exclusive or Modified in one core is in no other;
+ * every L1 line is in its L2; the MRU lines are in their L1, Modified where
+ * the core counts on it; an inclusive L3 holds every private line), else
+ * what is wrong.
+ */
+const char *cm_check(struct cm_model *m);
+
 #endif /* HOTLINE_CACHEMODEL_H */

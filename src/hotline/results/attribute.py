@@ -1,7 +1,9 @@
 """Attribution: raw misses (cpu, pc, kind, data address, level, cause, count,
 cycles), from any backend, become the misses table (schema.MISSES) with the
 instruction's symbol, offset and source line and the data's object and field,
-all from the run's own kernel build."""
+all from the run's own kernel build; and raw coherence misses by thief (cpu,
+pc, data, thief cpu, thief pc, count) become the coherence table
+(schema.COHERENCE)."""
 
 from pathlib import Path
 
@@ -65,3 +67,26 @@ def _attribute(raw: pd.DataFrame, objects: ObjectMap, run_id: str) -> pd.DataFra
     keys = [c for c in schema.MISSES if c not in ("count", "cycles")]
     table = table.groupby(keys, as_index=False, sort=True)[["count", "cycles"]].sum()
     return schema.conform(table, schema.MISSES, "misses")
+
+
+def with_code(frame: pd.DataFrame, pc_column: str, prefix: str,
+               objects: ObjectMap) -> pd.DataFrame:
+    """frame with symbol, offset and source_line of its pc_column, named with prefix."""
+    code = code_locations(frame[pc_column], objects).rename(
+        columns={"pc": pc_column, "symbol": f"{prefix}symbol", "offset": f"{prefix}offset",
+                 "source_line": f"{prefix}source_line"})
+    return frame.merge(code, on=pc_column, how="left")
+
+
+def coherence_table(stolen: pd.DataFrame, objects: ObjectMap, run_id: str) -> pd.DataFrame:
+    """The coherence table of raw coherence misses by thief: both
+    instructions symbolized, the data named (the data of a coherence miss
+    is never an instruction fetch's)."""
+    stolen = stolen.astype({"pc": "uint64", "data": "uint64", "thief_pc": "uint64"}) \
+        .assign(kind="read")
+    stolen = stolen.merge(data_locations(stolen, objects), on=["kind", "data"], how="left")
+    stolen = with_code(with_code(stolen, "pc", "", objects), "thief_pc", "thief_", objects)
+    stolen["run"] = run_id
+    keys = [c for c in schema.COHERENCE if c != "count"]
+    table = stolen.groupby(keys, as_index=False, sort=True)["count"].sum()
+    return schema.conform(table, schema.COHERENCE, "coherence")

@@ -17,8 +17,9 @@ misses.parquet, one row per (cpu, instruction, data field, level, cause):
                inside a symbol; "" when not known)
   level        "L1I", "L1D", "L2", "L3"
   cause        "compulsory", "capacity", "conflict", "coherence", "upgrade";
-               "" where the backend does not classify the miss (gem5's
-               classic caches: every miss but an upgrade)
+               "" where the backend does not classify the miss (gem5: its
+               L2 misses but upgrades, and every miss of a run without
+               core-side traces)
   count        misses
   cycles       modelled stall cycles of these misses: count x the latency of
                whatever served them.  A miss at L1 that hits L2 and a miss at
@@ -26,8 +27,9 @@ misses.parquet, one row per (cpu, instruction, data field, level, cause):
                one level, never across levels.
 
 The other tables, as the QEMU backend's hotline-cache writes them
-(simulate/qemu/cache_tables.py); gem5 runs make misses and roi only, and a
-table no run made reads as empty with these columns (analysis/results.py):
+(simulate/qemu/cache_tables.py); gem5 runs make misses, coherence and roi
+only, and a table no run made reads as empty with these columns
+(analysis/results.py):
 
 instructions.parquet, one row per (instruction, access kind) executed: its
   bytes as run, accesses, cycles and misses at each level, symbol, offset and

@@ -196,11 +196,16 @@ def summarize(sweep: Sweep, progress: Progress, returncode: int | None,
     for run_id, r in failed:
         log = r.get("guest_log") or r["step_log"]
         say(f"  failed: {run_id}: {r['failure']} (log: {sweep.out_dir / log})")
+    # What Snakemake says of the steps that failed: on a cluster, the state
+    # of their jobs (cancelled, out of memory, timed out) and the job's log.
+    errors = job_errors(sweep.out_dir / ENGINE_LOG)
     for label, marker in sweep.builds().items():
         if not Path(marker).exists():
             log = build_log(sweep.out_dir, label, marker)
             say(f"  {label}: not built" + (f"; last lines of {log}:\n{_tail(log)}"
                                            if log.exists() else ""))
+            if marker in errors:
+                say(f"  {label}: Snakemake: {errors[marker]}")
     if interrupted:
         if missing:
             say(f"  {len(missing)} run(s) not run: run the same command again to resume")
@@ -210,6 +215,8 @@ def summarize(sweep: Sweep, progress: Progress, returncode: int | None,
         if log.exists() and log.stat().st_mtime >= progress.started - 1:
             say(f"  {step.run_id}: its step stopped without recording an outcome; "
                 f"last lines of {log}:\n{_tail(log)}")
+        if step.record in errors:
+            say(f"  {step.run_id}: Snakemake: {errors[step.record]}")
     gather_log = sweep.out_dir / GATHER_LOG
     if not missing and not fresh and gather_log.exists():
         say(f"  gathering the results failed; last lines of {gather_log}:\n{_tail(gather_log)}")
@@ -217,6 +224,29 @@ def summarize(sweep: Sweep, progress: Progress, returncode: int | None,
         say(f"Snakemake exited with status {returncode}; last lines of "
             f"{sweep.out_dir / ENGINE_LOG}:\n{_tail(sweep.out_dir / ENGINE_LOG)}")
     return 0 if returncode == 0 and not failed and not missing else 1
+
+
+def job_errors(engine_log: Path) -> dict[str, str]:
+    """Snakemake's message for each job that failed, by the job's output
+    (a run's record, a build's marker), from its "Error in rule" blocks,
+    with the logs it names; only the messages that say something (a step
+    that fails on this machine has none; a Slurm job's say its state)."""
+    errors, block = {}, None
+    lines = engine_log.read_text(errors="replace").splitlines() if engine_log.exists() else []
+    for line in [*lines, ""]:
+        if line.startswith("Error in rule "):
+            block = {}
+        elif block is not None and line.startswith("    "):
+            key, _, value = line.strip().partition(": ")
+            block.setdefault(key, value)
+        elif block is not None:
+            message = block.get("message", "None").split("For further error details")[0]
+            if message.strip() not in ("", "None"):
+                logs = block.get("log", "").removesuffix(" (check log file(s) for error details)")
+                for output in block.get("output", "").split(", "):
+                    errors[output] = message.strip() + (f" (logs: {logs})" if logs else "")
+            block = None
+    return errors
 
 
 def _tail(path: Path, lines: int = 15) -> str:

@@ -25,6 +25,7 @@ there, even after the driver and Snakemake are gone.
 import argparse
 import json
 import os
+import socket
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -79,7 +80,11 @@ def step_run(args) -> None:
     out_dir = Path.cwd()
     record = {"run_id": run.run_id, "status": "failed", "failure": None, "directory": None,
               "guest_log": None, "step_log": log_path(run.run_id, attempt),
-              "reused": False, "attempt": attempt}
+              "reused": False, "attempt": attempt,
+              # Where the attempt ran: on a cluster, the node and the Slurm
+              # job (sacct -j JOB), which the Slurm executor names by the
+              # sweep, not by the run.
+              "host": socket.gethostname(), "slurm_job": os.environ.get("SLURM_JOB_ID")}
     try:
         # Cached by the build steps: these only look the artifacts up.
         image = build_image()

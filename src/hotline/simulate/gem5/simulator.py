@@ -39,7 +39,8 @@ from hotline.simulate import guest_log
 from hotline.simulate.backend import Outcome
 from hotline.simulate.supervise import exit_failure, supervise, write_command
 from hotline.hashing import hash_file, hash_json
-from hotline.results.attribute import attribute
+from hotline.results.attribute import attribute_with, coherence_table
+from hotline.results.objects import ObjectMap
 from hotline.specs import ExperimentSpec, SystemSpec, load_system
 from hotline.workloads import load_workload
 
@@ -138,10 +139,11 @@ def read_regions(out: Path) -> list[tuple[int, int | None]]:
 
 
 def collect(run_dir: Path, run_id: str, params, kernel_dir: Path,
-            checkpoint: checkpoints.Checkpoint) -> tuple[dict[str, Path], dict]:
+            checkpoint: checkpoints.Checkpoint, l1d_lines: int) -> tuple[dict[str, Path], dict]:
     """Turn gem5's outputs in run_dir/gem5 into hotline's tables in run_dir:
     the results tables every backend makes (results/schema.py) that gem5 can
-    fill, by name, and a short account for the manifest."""
+    fill, by name, and a short account for the manifest.  l1d_lines: the
+    L1D's, for the causes of its misses (l1d_replay)."""
     out = run_dir / OUTDIR
     regions = read_regions(out)
     long = stats.read_stats(out / "stats.txt", run_id, len(regions))
@@ -168,17 +170,22 @@ def collect(run_dir: Path, run_id: str, params, kernel_dir: Path,
                     for cpu in range(cpus)}
         clock_hz = float(params.machine.clock.removesuffix("GHz")) * 1e9
         physical = physical_map.load(kernel_dir, checkpoints.vmemmap(checkpoint))
-        raw, summary = trace_misses.aggregate(monitors, regions, physical, clock_hz,
-                                              core_traces=core,
-                                              line_bytes=params.caches.line_bytes)
+        raw, stolen, summary = trace_misses.aggregate(monitors, regions, physical, clock_hz,
+                                                      core_traces=core,
+                                                      line_bytes=params.caches.line_bytes,
+                                                      l1d_lines=l1d_lines)
         raw.to_parquet(run_dir / "gem5_misses_raw.parquet", index=False)
         (run_dir / "gem5_trace_summary.json").write_text(
             json.dumps(dataclasses.asdict(summary), indent=2) + "\n")
         account["misses"] = summary.misses
-        log = run_dir / SERIAL_LOG
-        attribute(raw, kernel_dir, run_id, log.read_text(errors="replace")).to_parquet(
-            run_dir / "misses.parquet", index=False)
+        objects = ObjectMap.for_kernel(kernel_dir,
+                                       (run_dir / SERIAL_LOG).read_text(errors="replace"))
+        attribute_with(raw, objects, run_id).to_parquet(run_dir / "misses.parquet", index=False)
         tables["misses"] = run_dir / "misses.parquet"
+        if core:    # the replay told coherence misses and their thieves
+            coherence_table(stolen, objects, run_id).to_parquet(
+                run_dir / "coherence.parquet", index=False)
+            tables["coherence"] = run_dir / "coherence.parquet"
         account["trace_bytes"] = sum(f.stat().st_size for f in trace_dir.iterdir())
     if params.lsq_debug_flags:
         trace = out / gem5_params.LSQ_TRACE
@@ -221,7 +228,8 @@ def simulate(run_dir: Path, *, run_id: str, system: SystemSpec, kernel_dir: Path
     if outcome.failure:
         return outcome, {"checkpoint": checkpoint.key}
     try:
-        tables, account = collect(run_dir, run_id, params, kernel_dir, checkpoint)
+        tables, account = collect(run_dir, run_id, params, kernel_dir, checkpoint,
+                                  system.caches.l1d.size_kib * 1024 // system.caches.line_bytes)
         return dataclasses.replace(outcome, tables=tables), account
     except HotlineError as e:
         return dataclasses.replace(outcome, failure=f"reading gem5's outputs: {e}"), {}

@@ -13,21 +13,21 @@ The result is the raw frame of hotline's attribution step (columns RAW):
 cpu, pc, kind, data (a guest virtual line address, 0 for fetches and for
 user-space instructions), level (L1D or L2), cause, count, cycles.
 
-What gem5 does not say, and hotline does not guess:
-- cause: classic caches do not classify misses; only an upgrade (a write to a
-  line held shared, an UpgradeReq) is known, as "upgrade"; every other
-  miss has cause "" (no compulsory/capacity/conflict/coherence split).
-- data: packets below a cache carry the line's address, not the access's.
-  Where the run has core-side traces (a monitor between each core and its
-  L1D, requests only), a miss's own address is that of the latest request
-  of the same core, PC and line at or before the miss: the access that
-  missed.  Without them a miss names its line.  Addresses are then reduced
-  as the QEMU plugin reduces them (docs/hotline-cache-format.md): a struct
-  page to the same byte of pfn 0's, the kernel image exact, any other
-  kernel address to its line (see physical_map for what can be named).
-- requests without a PC (page-table walks, write-backs, prefetches,
-  uncacheable accesses) are not misses of an instruction: they are counted
-  in the summary, not in the frame.
+Where the run has core-side traces (a monitor between each core and its
+L1D, requests only), a replay of them with the L1D's own traces
+(l1d_replay) gives each miss the address of the access that took it, and
+each L1D miss its cause (compulsory, capacity, conflict, coherence with the
+thief's CPU and PC), as the QEMU model classifies them.  Without them a miss
+names only its line, and has cause "" (an upgrade, a write to a line held
+shared, is "upgrade" either way); L2 misses always have cause "".
+Addresses are then reduced as the QEMU plugin reduces them
+(docs/hotline-cache-format.md): a struct page to the same byte of pfn 0's,
+the kernel image exact, any other kernel address to its line (see
+physical_map for what can be named).
+
+Requests without a PC (page-table walks, write-backs, prefetches,
+uncacheable accesses) are not misses of an instruction: they are counted in
+the summary, not in the frame.
 """
 
 from collections import defaultdict, deque
@@ -36,6 +36,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from hotline.simulate.gem5 import l1d_replay
 from hotline.simulate.gem5.packet_trace import (
     CMD, FLAG_INST_FETCH, FLAG_LOCKED_RMW, FLAG_PREFETCH, FLAG_UNCACHEABLE, read_trace,
 )
@@ -43,6 +44,9 @@ from hotline.simulate.gem5.physical_map import PhysicalMap
 
 RAW = {"cpu": "int16", "pc": "uint64", "kind": "string", "data": "uint64", "level": "string",
        "cause": "string", "count": "int64", "cycles": "int64"}
+# The coherence misses by thief, as the QEMU plugin's stolen records.
+STOLEN = {"cpu": "int64", "pc": "uint64", "data": "uint64", "thief_cpu": "int64",
+          "thief_pc": "uint64", "count": "int64"}
 USER_SPACE_END = 0x0000800000000000
 KERNEL_IMAGE = 0xFFFFFFFF80000000
 
@@ -124,14 +128,18 @@ class _Miss:
     tick: int
     paddr: int          # the line's, until the core-side trace names the access's
     ticks: int = 0      # latency, once its response is matched
+    thief: tuple[int, int] | None = None     # (cpu, pc) of a coherence miss's thief
 
 
 def aggregate(monitors: list[Monitor], regions: list[tuple[int, int | None]],
               physical: PhysicalMap, clock_hz: float,
               core_traces: dict[int, Path] | None = None,
-              line_bytes: int = 64) -> tuple[pd.DataFrame, Summary]:
-    """The raw misses frame of the packets inside the regions, and a summary.
-    core_traces: per CPU, the trace of its requests to its L1D, if recorded."""
+              line_bytes: int = 64,
+              l1d_lines: int = 0) -> tuple[pd.DataFrame, pd.DataFrame, Summary]:
+    """The raw misses frame of the packets inside the regions, the coherence
+    misses by thief (STOLEN; empty without core traces), and a summary.
+    core_traces: per CPU, the trace of its requests to its L1D, if recorded;
+    l1d_lines: the L1D's lines, for the replay's causes."""
     misses: list[_Miss] = []
     summary = Summary()
     tick_freq = 10**12  # gem5's default; each trace's header says
@@ -154,20 +162,51 @@ def aggregate(monitors: list[Monitor], regions: list[tuple[int, int | None]],
             outstanding[(p.addr, p.pkt_id)].append(miss)
         if monitor.responses is not None and outstanding:
             _match_responses(monitor.responses, outstanding, summary)
-    for cpu, path in (core_traces or {}).items():
-        _resolve_addresses([m for m in misses if m.cpu == cpu and m.kind != "fetch"], path,
-                           line_bytes, summary)
+    if core_traces:
+        _replay(misses, monitors, core_traces, line_bytes, l1d_lines, summary)
+
+    def data(m: _Miss) -> int:
+        return data_address(m.kind, m.pc, m.paddr, physical, line_bytes)
+
     counts: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])   # key: [count, ticks]
+    stolen: dict[tuple, int] = defaultdict(int)
     for m in misses:
-        key = (m.cpu, m.pc, m.kind, data_address(m.kind, m.pc, m.paddr, physical, line_bytes),
-               m.level, m.cause)
+        key = (m.cpu, m.pc, m.kind, data(m), m.level, m.cause)
         counts[key][0] += 1
         counts[key][1] += m.ticks
+        if m.thief is not None:
+            stolen[(m.cpu, m.pc, key[3], *m.thief)] += 1
     rows = [(*key, count, round(ticks * clock_hz / tick_freq) if ticks else 0)
             for key, (count, ticks) in counts.items()]
     frame = pd.DataFrame(rows, columns=list(RAW)).astype(RAW)
+    thieves = pd.DataFrame([(*key, count) for key, count in stolen.items()],
+                           columns=list(STOLEN)).astype(STOLEN)
     return frame.sort_values(["cpu", "level", "pc", "kind", "data"]).reset_index(drop=True), \
-        summary
+        thieves.sort_values(list(STOLEN)[:-1]).reset_index(drop=True), summary
+
+
+def _replay(misses: list[_Miss], monitors: list[Monitor], core_traces: dict[int, Path],
+            line_bytes: int, l1d_lines: int, summary: Summary) -> None:
+    """Give each data miss of a CPU with a core trace its access's address,
+    and each L1D miss its cause (l1d_replay)."""
+    wanted: dict[int, dict[tuple, list[_Miss]]] = defaultdict(lambda: defaultdict(list))
+    for m in misses:
+        if m.cpu in core_traces and m.kind != "fetch":
+            wanted[m.cpu][(m.level, m.tick, m.pc, m.paddr - m.paddr % line_bytes)].append(m)
+    requests = {(mon.cpu, mon.level): mon.requests for mon in monitors
+                if mon.level in l1d_replay.LEVELS}
+    found = l1d_replay.replay(wanted, core_traces, requests, max(l1d_lines, 1), line_bytes)
+    for cpu, by_key in wanted.items():
+        for key, group in by_key.items():
+            what = found[cpu].get(key) or l1d_replay.Found()
+            for m in group:
+                if what.address is not None:
+                    m.paddr = what.address
+                    summary.resolved += 1
+                else:
+                    summary.unresolved += 1
+                if m.level == "L1D" and not m.cause and l1d_lines:
+                    m.cause, m.thief = what.cause, what.thief
 
 
 def _inside(packets, regions: list[tuple[int, int | None]]):
@@ -209,43 +248,6 @@ def _match_responses(path: Path, outstanding: dict, summary: Summary) -> None:
         left -= 1
         if not left:
             break
-
-
-def _resolve_addresses(misses: list[_Miss], core_trace: Path, line_bytes: int,
-                       summary: Summary) -> None:
-    """Give each of one core's misses the address of the access that took
-    it: the latest request from the core to its L1D with the same PC and
-    line at or before the miss's tick.  Only (PC, line) pairs that missed
-    are remembered while the core's trace streams by."""
-    if not misses:
-        return
-    wanted = {(m.pc, m.paddr) for m in misses}
-    misses = sorted(misses, key=lambda m: m.tick)
-    last: dict[tuple[int, int], int] = {}
-    i = 0
-    _, requests = read_trace(core_trace)
-    for r in requests:
-        while i < len(misses) and misses[i].tick < r.tick:
-            i = _resolve(misses, i, last, summary)
-        if i == len(misses):
-            break
-        if not r.HasField("pc"):
-            continue
-        pair = (r.pc, r.addr - r.addr % line_bytes)
-        if pair in wanted:
-            last[pair] = r.addr
-    while i < len(misses):
-        i = _resolve(misses, i, last, summary)
-
-
-def _resolve(misses: list[_Miss], i: int, last: dict, summary: Summary) -> int:
-    m = misses[i]
-    if (addr := last.get((m.pc, m.paddr))) is not None:
-        m.paddr = addr
-        summary.resolved += 1
-    else:
-        summary.unresolved += 1
-    return i + 1
 
 
 def _cmd_name(cmd: int) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from hotline.results import schema
-from hotline.results.attribute import attribute_with, code_locations, data_locations
+from hotline.results.attribute import attribute_with, coherence_table, with_code
 from hotline.results.objects import ObjectMap
 from hotline.simulate import guest_log
 from hotline.simulate.qemu import plugin_output
@@ -39,20 +39,13 @@ def raw_misses(miss: pd.DataFrame) -> pd.DataFrame:
         ["cpu", "pc", "kind", "data", "level", "cause", "count", "cycles"]]
 
 
-def _with_code(frame: pd.DataFrame, pc_column: str, prefix: str, objects) -> pd.DataFrame:
-    code = code_locations(frame[pc_column], objects).rename(
-        columns={"pc": pc_column, "symbol": f"{prefix}symbol", "offset": f"{prefix}offset",
-                 "source_line": f"{prefix}source_line"})
-    return frame.merge(code, on=pc_column, how="left")
-
-
 def instructions_table(insn: pd.DataFrame, objects, run_id: str) -> pd.DataFrame:
     table = pd.DataFrame({"run": run_id, "pc": insn["pc"], "kind": insn["kind"],
                           "bytes": insn["bytes"], "accesses": insn["accesses"],
                           "cycles": insn["cycles"]})
     for level in ("l1", "l2", "l3"):
         table[f"{level}_misses"] = sum(insn[f"{level}_{o}"] for o in schema.CAUSES)
-    return _with_code(table, "pc", "", objects).sort_values(["pc", "kind"], ignore_index=True)
+    return with_code(table, "pc", "", objects).sort_values(["pc", "kind"], ignore_index=True)
 
 
 def write_tables(run_dir: Path, kernel_dir: Path, run_id: str) -> dict[str, Path]:
@@ -60,17 +53,12 @@ def write_tables(run_dir: Path, kernel_dir: Path, run_id: str) -> dict[str, Path
     console = (run_dir / guest_log.FILE).read_text(errors="replace")
     objects = ObjectMap.for_kernel(kernel_dir, console)
 
-    stolen = frames["stolen"].assign(kind="read")
-    stolen = stolen.merge(data_locations(stolen, objects), on=["kind", "data"], how="left")
-    stolen = _with_code(_with_code(stolen, "pc", "", objects), "thief_pc", "thief_", objects)
-    rapw = _with_code(_with_code(frames["rapw"], "store_pc", "store_", objects),
+    rapw = with_code(with_code(frames["rapw"], "store_pc", "store_", objects),
                       "load_pc", "load_", objects)
     tables = {
         "misses": attribute_with(raw_misses(frames["miss"]), objects, run_id),
         "instructions": instructions_table(frames["insn"], objects, run_id),
-        "coherence": stolen.drop(columns=["kind", "data"]).groupby(
-            [c for c in stolen.columns if c not in ("kind", "data", "count")],
-            as_index=False, sort=True)["count"].sum(),
+        "coherence": coherence_table(frames["stolen"], objects, run_id),
         "rapw": rapw.sort_values(["cpu", "store_pc", "load_pc"], ignore_index=True),
         "roi": frames["roi"],
     }

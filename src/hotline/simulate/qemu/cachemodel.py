@@ -81,6 +81,9 @@ def _library() -> ctypes.CDLL:
                               ctypes.c_uint64, ctypes.c_uint32, ctypes.c_uint32,
                               ctypes.c_uint64, ctypes.POINTER(_Result)]
     lib.cm_layout.restype = ctypes.POINTER(_Member)
+    lib.cm_set_threaded.argtypes = [ctypes.c_void_p]
+    lib.cm_check.restype = ctypes.c_char_p
+    lib.cm_check.argtypes = [ctypes.c_void_p]
     for enum in ("kind", "outcome", "source", "inclusion"):
         function = getattr(lib, f"cm_{enum}_name")
         function.restype = ctypes.c_char_p
@@ -149,8 +152,10 @@ class CacheModel:
     def __init__(self, *, cores: int, l1i, l1d, l2, l3=None, line_bytes: int = 64,
                  inclusion: str = "non-inclusive", memory_latency: int = 200,
                  peer_latency: int = 60, store_buffer_entries: int = 32,
-                 store_buffer_window: int = 64):
-        """Caches as (size_kib, assoc, latency) triples; l3 None for none."""
+                 store_buffer_window: int = 64, threaded: bool = False):
+        """Caches as (size_kib, assoc, latency) triples; l3 None for none.
+        threaded: the model as multi-threaded TCG runs it (cm_set_threaded),
+        lock-free hits and all, here still one access at a time."""
         lib, self._names = _library(), names()
         if inclusion not in self._names.inclusions:
             raise HotlineError(f"cache model: inclusion {inclusion!r} is none of "
@@ -164,6 +169,8 @@ class CacheModel:
             raise HotlineError(f"cache model: {error.decode()}")
         self._lib = lib
         self._model = lib.cm_new(ctypes.byref(config))
+        if threaded:
+            lib.cm_set_threaded(self._model)
         self._result = _Result()
         self._icount = [0] * cores
 
@@ -181,6 +188,12 @@ class CacheModel:
     def __del__(self):
         if getattr(self, "_model", None):
             self._lib.cm_free(self._model)
+
+    def check(self) -> str | None:
+        """None if the hierarchy is coherent and consistent, else what is
+        wrong (cm_check)."""
+        error = self._lib.cm_check(self._model)
+        return error.decode() if error else None
 
     def access(self, core: int, kind: str, addr: int, size: int = 8, pc: int = 0,
                icount: int | None = None) -> Access:

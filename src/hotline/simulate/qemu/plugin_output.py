@@ -132,3 +132,35 @@ def _frame(path: Path, rows: list[list[str]], columns: list[str],
         elif column not in TEXT:
             frame[column] = frame[column].astype("int64")
     return frame
+
+
+def disagreements(frames: dict) -> list[str]:
+    """Where an output's counts do not add up, as sentences (none: they do).
+    Per instruction and kind, the accesses are the sum of the outcomes at
+    each level; and each outcome count is what the `miss` records hold for
+    it, plus the L1 hits (a hit at L1, not reached beyond it).  This holds
+    whatever the interleaving, so it is the check of a parallel-mode run."""
+    insn, miss, outcomes = frames["insn"], frames["miss"], frames["outcomes"]
+    key = ["pc", "kind"]
+    wrong = []
+    for level in LEVELS:
+        total = insn[[f"{level}_{o}" for o in outcomes]].sum(axis=1)
+        for row in insn[total != insn["accesses"]].head(3).itertuples():
+            wrong.append(f"insn {row.pc:#x} {row.kind}: {row.accesses} accesses, but its "
+                         f"{level} outcomes add up to {total[row.Index]}")
+        from_misses = (miss.groupby([*key, level])["count"].sum().unstack(fill_value=0)
+                       .reindex(columns=outcomes, fill_value=0))
+        expected = from_misses.reindex(pd.MultiIndex.from_frame(insn[key]), fill_value=0)
+        hits = insn.set_index(key)["l1_hit"]
+        expected[outcomes[1] if level == "l1" else outcomes[0]] += hits
+        counted = insn.set_index(key)[[f"{level}_{o}" for o in outcomes]]
+        counted.columns = outcomes
+        differ = (counted != expected).any(axis=1)
+        for (pc, kind) in counted.index[differ][:3]:
+            wrong.append(f"insn {pc:#x} {kind}: its {level} outcomes "
+                         f"{counted.loc[(pc, kind)].tolist()} are not its miss records' "
+                         f"{expected.loc[(pc, kind)].tolist()} and its L1 hits")
+    orphans = set(miss.groupby(key).size().index) - set(insn.set_index(key).index)
+    for pc, kind in sorted(orphans)[:3]:
+        wrong.append(f"miss records of {pc:#x} {kind}, which has no insn record")
+    return wrong

@@ -1,0 +1,57 @@
+"""bench/replay.c, the driver that measures the model without QEMU, still
+builds against the plugin's source and replays a stream as the plugin would.
+The stream is four accesses to one line by two CPUs; the outcomes are worked
+out by hand below (skylake-4core's caches, inclusive L3)."""
+
+import struct
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+
+from hotline import paths
+from hotline.simulate.qemu import plugin_output
+from tests.conftest import require_tools
+
+PLUGINS = paths.REPO / "plugins"
+OPTIONS = ["cpus=2", "line=64", "l1i=32768:8:4", "l1d=32768:8:4", "l2=262144:4:12",
+           "l3=8388608:16:42", "inclusion=inclusive", "memory=250", "peer=60", "sb=56:64",
+           "vmemmap=0xffffea0000000000", "page_size=64"]
+LINE, READER, WRITER = 0x10000, 0x401000, 0x402000
+
+
+def access(core: int, store: int, pc: int) -> bytes:
+    """bench/replay.c's struct event: type, core, store, locked, size, pc,
+    vaddr, paddr (user data: kept as key 0)."""
+    return struct.pack("<BBBBIQQQ", ord("A"), core, store, 0, 8, pc, 0x7F0000, LINE)
+
+
+def test_replay_gives_the_outcomes_worked_out_by_hand(tmp_path):
+    require_tools("gcc")
+    replay = tmp_path / "replay"
+    subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-I", str(PLUGINS / "cachemodel"),
+                    "-I", str(PLUGINS), "-o", str(replay), str(paths.REPO / "bench" / "replay.c"),
+                    str(PLUGINS / "cachemodel" / "cachemodel.c")], check=True)
+    (tmp_path / "t.trace").write_bytes(b"".join([
+        access(0, 0, READER),   # CPU 0 reads: compulsory at every level, from memory (250)
+        access(0, 0, READER),   # again: an L1 hit
+        access(1, 1, WRITER),   # CPU 1 writes: compulsory in its L1 and L2, an L3 hit (42);
+                                # CPU 0's copies are invalidated
+        access(0, 0, READER),   # CPU 0 reads: coherence in L1 and L2, from CPU 1's (60)
+    ]))
+    subprocess.run([str(replay), "t.trace", "out", *OPTIONS], cwd=tmp_path, check=True,
+                   capture_output=True)
+    frames = plugin_output.read(Path(tmp_path / "out"))
+    misses = frames["miss"].sort_values(["cpu", "l1"]).reset_index(drop=True)
+    expected = pd.DataFrame([
+        (0, READER, "read", "coherence", "coherence", "hit", 1, 60),
+        (0, READER, "read", "compulsory", "compulsory", "compulsory", 1, 250),
+        (1, WRITER, "write", "compulsory", "compulsory", "hit", 1, 42),
+    ], columns=["cpu", "pc", "kind", "l1", "l2", "l3", "count", "cycles"])
+    assert misses[list(expected.columns)].astype(str).values.tolist() == \
+        expected.astype(str).values.tolist()
+    stolen = frames["stolen"]
+    assert stolen[["cpu", "pc", "thief_cpu", "thief_pc", "count"]].values.tolist() == \
+        [[0, READER, 1, WRITER, 1]]
+    insns = frames["insn"].set_index("pc")
+    assert insns.loc[READER, "accesses"] == 3 and insns.loc[READER, "l1_hit"] == 1
