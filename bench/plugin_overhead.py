@@ -4,15 +4,22 @@ model), all in one mode, one run each after another on this machine.
 
     .venv/bin/python bench/plugin_overhead.py [--mode deterministic|parallel]
                                               [--scale smoke|default]
+                                              [--contrib-cache LIBCACHE.so]
 
 Writes bench/results/plugin_overhead-MODE-SCALE.json and prints a table:
 wall time of the whole boot + workload + shutdown, the slowdown against plain
 TCG, and the region of interest's instructions, loads and stores (counted by
 roi-count's run).  Wall time includes booting, which the plugins slow down
 too; run it on an otherwise idle machine.
+
+--contrib-cache times the closest peer too: QEMU's own cache plugin
+(contrib/plugins/cache.c: per-core L1I, L1D and L2, LRU, no coherence, no
+attribution beyond its top-miss lists), built outside hotline (bench/README.md
+says how), with the system's L1 and L2 geometry and 4 cores.
 """
 
 import argparse
+import hashlib
 import json
 import os
 import platform
@@ -31,26 +38,46 @@ from hotline.workloads import load_workload
 
 RESULTS = Path(__file__).parent / "results"
 CONFIGS = [None, "empty", "roi-count", "hotline-cache"]
+CONTRIB_CACHE = "qemu-contrib-cache"
+
+
+def contrib_cache_options(system: specs.SystemSpec) -> list[str]:
+    """contrib/plugins/cache.c's options (QEMU 10.0) for the system's caches."""
+    c = system.caches
+    return [f"dcachesize={c.l1d.size_kib * 1024}", f"dassoc={c.l1d.assoc}",
+            f"dblksize={c.line_bytes}", f"icachesize={c.l1i.size_kib * 1024}",
+            f"iassoc={c.l1i.assoc}", f"iblksize={c.line_bytes}", "l2=on",
+            f"l2cachesize={c.l2.size_kib * 1024}", f"l2assoc={c.l2.assoc}",
+            f"l2blksize={c.line_bytes}", f"cores={system.cpus}", "evict=lru"]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mode", default="deterministic", choices=qemu.MODES)
     parser.add_argument("--scale", default="smoke", choices=["smoke", "default"])
+    parser.add_argument("--contrib-cache", type=Path, metavar="LIBCACHE.so",
+                        help="also time QEMU's contrib cache plugin, built from this QEMU's "
+                             "contrib/plugins/cache.c")
     args = parser.parse_args()
+    if args.contrib_cache and not args.contrib_cache.is_file():
+        raise SystemExit(f"bench: {args.contrib_cache}: no such file; build QEMU's "
+                         "contrib/plugins/cache.c as bench/README.md says")
 
     system = specs.load_system("skylake-4core")
     kernel, image = build_kernel("baseline"), build_image()
     params = load_workload("forkstorm").resolve_params(args.scale, {})
     append = kernel_command_line([("forkstorm", params)])
     rows = []
-    for name in CONFIGS:
-        plugin = build_plugin(name) if name else None
+    for name in CONFIGS + ([CONTRIB_CACHE] if args.contrib_cache else []):
+        plugin = build_plugin(name) if name and name != CONTRIB_CACHE else None
         with tempfile.TemporaryDirectory() as tmp:
             run_dir = Path(tmp)
             plugin_args = (plugin.qemu_argument(
                 Path("plugin.out"), plugin_options(name, system, kernel.directory, args.mode)),
             ) if plugin else ()
+            if name == CONTRIB_CACHE:
+                plugin_args = (",".join([str(args.contrib_cache.resolve()),
+                                         *contrib_cache_options(system)]),)
             cmd = qemu.command(bzimage=kernel.bzimage, image=image, root="initramfs",
                                cpus=system.cpus, memory_mib=system.memory_mib,
                                cpu_model=system.qemu.cpu_model, mode=args.mode, append=append,
@@ -66,6 +93,9 @@ def main() -> None:
                 line = (run_dir / "plugin.out").read_text().splitlines()[0]
                 roi = {k: int(v) for k, v in (f.split("=") for f in line.split()[2:])}
         rows.append({"plugin": name or "none", "wall_seconds": round(wall, 1), "roi": roi})
+        if name == CONTRIB_CACHE:
+            rows[-1].update(options=contrib_cache_options(system), sha256=hashlib.sha256(
+                args.contrib_cache.read_bytes()).hexdigest())
     for row in rows:
         row["slowdown"] = round(row["wall_seconds"] / rows[0]["wall_seconds"], 2)
     result = {"benchmark": "plugin_overhead", "mode": args.mode, "workload": "forkstorm",
