@@ -20,6 +20,8 @@ from hotline.analysis.results import Results
 from tests.conftest import require_tools
 
 SMOKE = paths.REPO / "analysis" / "smoke-results"
+BASE, CHAIN, SIDE_BASE, SIDE_CHAIN, FORK = (claims.BASE, claims.CHAIN, claims.SIDE_BASE,
+                                            claims.SIDE_CHAIN, claims.FORK)
 KEY = "ab" * 32        # every hand-made run's kernel build key
 
 
@@ -84,21 +86,60 @@ def experiment(tmp_path: Path, backend: str = "qemu") -> Experiment:
 ])
 def test_c1(tmp_path, baseline, chain, other, verdict):
     e = experiment(tmp_path)
-    e.run("baseline", "forkstorm", misses=[miss("copy_page_range", baseline)], roi=ROI)
-    e.run("pte-chain", "forkstorm", roi=ROI,
+    e.run(BASE, "forkstorm", misses=[miss("copy_page_range", baseline)], roi=ROI)
+    e.run(CHAIN, "forkstorm", roi=ROI,
           misses=[miss("pte_chain_add", chain), miss("copy_page_range", other)])
     check = claims.c1(e.results())
     assert check.verdict == verdict and check.reason == ""
     assert check.numbers["ratio"] == pytest.approx((1000 + chain + other) / (1000 + baseline))
+    assert "side array" not in check.measured
+
+
+def test_c1_shows_the_side_array_beside_and_decides_on_the_2_5_27_layout(tmp_path):
+    e = experiment(tmp_path)
+    e.run(BASE, "forkstorm", misses=[miss("f", 0)], roi=ROI)
+    e.run(CHAIN, "forkstorm", roi=ROI, misses=[miss("pte_chain_add", 30)])      # x1.030
+    e.run(SIDE_BASE, "forkstorm", misses=[miss("f", 0)], roi=ROI)
+    e.run(SIDE_CHAIN, "forkstorm", roi=ROI, misses=[miss("pte_chain_add", 500)])  # x1.500
+    check = claims.c1(e.results())
+    assert check.verdict == SUPPORTED
+    assert check.measured == ("x1.030 modelled cycles; pte_chain_add 100.0%, pte_chain_remove "
+                              "0.0% of stalls; side array (pte-chain/baseline) x1.500")
+    assert check.numbers["side_ratio"] == pytest.approx(1.5)
+    e = experiment(tmp_path)         # the side array alone decides nothing
+    e.run(SIDE_BASE, "forkstorm", misses=[miss("f", 0)], roi=ROI)
+    e.run(SIDE_CHAIN, "forkstorm", roi=ROI, misses=[miss("pte_chain_add", 500)])
+    check = claims.c1(e.results())
+    assert check.verdict == INCONCLUSIVE
+    assert check.measured == "side array (pte-chain/baseline) x1.500"
+
+
+def test_c1_on_gem5_is_the_regions_simulated_time(tmp_path):
+    """gem5's figure: simulated seconds in the regions, each region's once
+    (every core's row repeats it), summed over regions: 2.0 + 1.5 against
+    1.0 + 1.5."""
+    e = experiment(tmp_path, backend="gem5")
+
+    def stats(regions):
+        return [{"region": r, "cpu": c, "sim_seconds": t}
+                for r, t in enumerate(regions) for c in range(4)]
+    e.run(BASE, "forkstorm", misses=[miss("f", 0)], roi=ROI, gem5_core_stats=stats([1.0, 1.5]))
+    e.run(CHAIN, "forkstorm", roi=ROI, misses=[miss("pte_chain_add", 30)],
+          gem5_core_stats=stats([2.0, 1.5]))
+    check = claims.c1(e.results())
+    assert check.numbers["ratio"] == pytest.approx(3.5 / 2.5)
+    assert check.measured.startswith("x1.400 simulated time; pte_chain_add 100.0%")
+    assert check.verdict == SUPPORTED
 
 
 def test_c1_needs_both_variants_on_4_cpus(tmp_path):
     e = experiment(tmp_path)
-    e.run("baseline", "forkstorm", misses=[miss("f", 0)], roi=ROI)
-    e.run("pte-chain", "forkstorm", cpus=1, misses=[miss("pte_chain_add", 50)], roi=ROI)
+    e.run(BASE, "forkstorm", misses=[miss("f", 0)], roi=ROI)
+    e.run(CHAIN, "forkstorm", cpus=1, misses=[miss("pte_chain_add", 50)], roi=ROI)
     check = claims.c1(e.results())
     assert check.verdict == INCONCLUSIVE and check.measured == "-"
-    assert check.reason == "no fork storm runs of baseline and pte-chain on 4 CPUs"
+    assert check.reason == ("no fork storm runs of baseline-nomemcg and pte-chain-inpage on 4 "
+                            "CPUs")
 
 
 # C2: pte_chain_add's stall cycles at its lock (0x43) and unlock (0x71) -------
@@ -110,8 +151,8 @@ def chain_instructions(function: str = "pte_chain_add") -> list[dict]:
                                           (0x71, "rmw", 100), (0xfd, "rmw", 2)]]
 
 
-def c2_run(e: Experiment, lock: int, unlock: int) -> None:
-    e.run("pte-chain", "forkstorm", roi=ROI, instructions=chain_instructions(),
+def c2_run(e: Experiment, lock: int, unlock: int, variant: str = CHAIN) -> None:
+    e.run(variant, "forkstorm", roi=ROI, instructions=chain_instructions(),
           misses=[miss("pte_chain_add", 40, offset=0x50),
                   *([miss("pte_chain_add", lock, offset=0x43)] if lock else []),
                   miss("pte_chain_add", unlock, offset=0x71),
@@ -134,6 +175,16 @@ def test_c2(tmp_path, lock, unlock, verdict):
     assert check.numbers["add"] == {"lock": pytest.approx(lock / total),
                                     "unlock": pytest.approx(unlock / total)}
     assert "found in" not in check.measured     # from the instructions run
+    assert "side array" not in check.measured
+
+
+def test_c2_shows_the_side_array_beside(tmp_path):
+    e = experiment(tmp_path)
+    c2_run(e, 40, 20)                           # 40 of 100, 20 of 100: supported
+    c2_run(e, 40, 0, variant=SIDE_CHAIN)        # 40 of 80, 0 of 80: would not be
+    check = claims.c2(e.results())
+    assert check.verdict == SUPPORTED
+    assert check.measured.endswith("; side array (pte-chain) add: lock 50.0%, unlock 0.0%")
 
 
 def test_c2_is_inconclusive_when_the_lock_never_stalled(tmp_path):
@@ -165,11 +216,11 @@ pte_chain_add:
 
 @pytest.fixture
 def kernel_cache(tmp_path, monkeypatch) -> Path:
-    """A kernel cache with the pte-chain build every hand-made run names,
+    """A kernel cache with the pte-chain-inpage build the hand-made runs name,
     whose vmlinux has pte_chain_add with its lock at 0x43 and unlock at 0x71."""
     require_tools("as", "ld", "nm", "objdump")
     cache = tmp_path / "cache"
-    build = cache / "kernels" / f"pte-chain-{KEY[:16]}"
+    build = cache / "kernels" / f"{CHAIN}-{KEY[:16]}"
     build.mkdir(parents=True)
     (tmp_path / "vmlinux.s").write_text(VMLINUX)
     subprocess.run(["as", "-o", "vmlinux.o", "vmlinux.s"], cwd=tmp_path, check=True)
@@ -183,7 +234,7 @@ def test_c2_on_gem5_finds_the_lock_in_the_kernels_disassembly(tmp_path, kernel_c
     """No instructions table: the lock and unlock come from the vmlinux the
     run booted, and the verdict is that of the same misses on QEMU."""
     e = experiment(tmp_path, backend="gem5")
-    e.run("pte-chain", "forkstorm", roi=ROI,
+    e.run(CHAIN, "forkstorm", roi=ROI,
           misses=[miss("pte_chain_add", 40, offset=0x43, cause=""),
                   miss("pte_chain_add", 20, offset=0x71, cause="upgrade")])
     check = claims.c2(e.results())
@@ -194,15 +245,15 @@ def test_c2_on_gem5_finds_the_lock_in_the_kernels_disassembly(tmp_path, kernel_c
 def test_c2_on_gem5_without_the_kernel_is_inconclusive(tmp_path, monkeypatch):
     monkeypatch.setenv("HOTLINE_CACHE", str(tmp_path / "empty-cache"))
     e = experiment(tmp_path, backend="gem5")
-    e.run("pte-chain", "forkstorm", roi=ROI, misses=[miss("pte_chain_add", 40, offset=0x43)])
+    e.run(CHAIN, "forkstorm", roi=ROI, misses=[miss("pte_chain_add", 40, offset=0x43)])
     check = claims.c2(e.results())
     assert check.verdict == INCONCLUSIVE
     assert check.reason.startswith("the lock and unlock instructions are not known: the run's "
-                                   "kernel build pte-chain-")
+                                   "kernel build pte-chain-inpage-")
     assert "is not in the cache" in check.reason
 
 
-# C3: the pte-chain kernel's chain-lock counters -----------------------------
+# C3: the pte-chain-inpage kernel's chain-lock counters ----------------------
 
 @pytest.mark.parametrize("locks, contended, spins, verdict", [
     (1000, 10, 200, SUPPORTED),        # 1% contended < 2%, 20 spins each > 10
@@ -215,21 +266,21 @@ def test_c2_on_gem5_without_the_kernel_is_inconclusive(tmp_path, monkeypatch):
 ])
 def test_c3(tmp_path, locks, contended, spins, verdict):
     e = experiment(tmp_path)
-    e.run("pte-chain", "forkstorm", counters={"chain_lock": locks,
-                                              "chain_lock_contended": contended,
-                                              "chain_lock_spins": spins})
+    e.run(CHAIN, "forkstorm", counters={"chain_lock": locks,
+                                        "chain_lock_contended": contended,
+                                        "chain_lock_spins": spins})
     check = claims.c3(e.results())
     assert check.verdict == verdict and check.reason == ""
 
 
 def test_c3_without_contention_or_counters(tmp_path):
     e = experiment(tmp_path)
-    e.run("pte-chain", "forkstorm", counters={"chain_lock": 1000})
+    e.run(CHAIN, "forkstorm", counters={"chain_lock": 1000})
     check = claims.c3(e.results())
     # 0% contended: under 2%, but no contended lock spun.
     assert check.verdict == INCONCLUSIVE and check.reason == "no chain lock was contended"
     e = experiment(tmp_path)
-    e.run("pte-chain", "forkstorm", cpus=1, counters={"chain_lock": 1000})
+    e.run(CHAIN, "forkstorm", cpus=1, counters={"chain_lock": 1000})
     check = claims.c3(e.results())
     assert check.verdict == INCONCLUSIVE and check.measured == "-"
     assert "4 CPUs" in check.reason
@@ -242,7 +293,7 @@ FLAGS = {"obj": "struct page", "field": "flags"}
 
 def c4_run(e: Experiment, lock_misses: list[dict], lengths: dict[int, int],
            cause: str = "capacity") -> None:
-    e.run("pte-chain", "forkstorm", roi=ROI, instructions=chain_instructions(),
+    e.run(CHAIN, "forkstorm", roi=ROI, instructions=chain_instructions(),
           counters={f"chain_len_{n}": adds for n, adds in lengths.items()},
           misses=[miss("pte_chain_add", 0, offset=0x71, count=50, cause=cause, **FLAGS),
                   *lock_misses])                                # ^ the unlock's: not counted
@@ -301,7 +352,7 @@ def test_c4_on_gem5_cannot_tell_evicted_from_stolen(tmp_path, kernel_cache):
     assert claims.c4(e.results()).verdict == NOT_SUPPORTED     # 1 of 5 on flags < 25%
 
 
-# C5: baseline's rmap counters by caller (seed: 67.6% of adds from fork) -----
+# C5: fork-copy-ptes's rmap counters by caller (seed: 67.6% of adds from fork) -
 
 @pytest.mark.parametrize("fork, zap, verdict", [
     (68, 94, SUPPORTED),        # 68% within 20 points of 67.6%; zap 94% > 80%
@@ -313,7 +364,7 @@ def test_c4_on_gem5_cannot_tell_evicted_from_stolen(tmp_path, kernel_cache):
 ])
 def test_c5(tmp_path, fork, zap, verdict):
     e = experiment(tmp_path)
-    e.run("baseline", "forkstorm", counters={
+    e.run(FORK, "forkstorm", counters={
         "rmap_add_fork": fork, "rmap_add_fault": 100 - fork,
         "rmap_remove_zap": zap, "rmap_remove_other": 100 - zap})
     check = claims.c5(e.results())
@@ -322,9 +373,25 @@ def test_c5(tmp_path, fork, zap, verdict):
                               f"{zap:.1f}% zap")
 
 
+def test_c5_shows_the_baseline_beside_and_decides_on_fork_copy_ptes(tmp_path):
+    e = experiment(tmp_path)
+    e.run("baseline", "forkstorm", counters={"rmap_add_fork": 4, "rmap_add_fault": 96,
+                                             "rmap_remove_zap": 98, "rmap_remove_other": 2})
+    check = claims.c5(e.results())
+    assert check.verdict == INCONCLUSIVE and "no rmap counters from fork-copy-ptes" in \
+        check.reason
+    assert check.measured == "baseline adds: 4.0% fork, 96.0% fault; removes: 98.0% zap"
+    e.run(FORK, "forkstorm", counters={"rmap_add_fork": 68, "rmap_add_fault": 32,
+                                       "rmap_remove_zap": 94, "rmap_remove_other": 6})
+    check = claims.c5(e.results())
+    assert check.verdict == SUPPORTED
+    assert check.measured == ("adds: 68.0% fork, 32.0% fault; removes: 94.0% zap; baseline "
+                              "adds: 4.0% fork, 96.0% fault; removes: 98.0% zap")
+
+
 def test_c5_without_counters(tmp_path):
     e = experiment(tmp_path)
-    e.run("baseline", "forkstorm", counters={"rmap_add_fork": 5})     # no removes
+    e.run(FORK, "forkstorm", counters={"rmap_add_fork": 5})     # no removes
     check = claims.c5(e.results())
     assert check.verdict == INCONCLUSIVE and "no rmap counters" in check.reason
 
@@ -585,20 +652,21 @@ def test_every_threshold_is_stated_in_its_rule():
         assert any(r in rule for r in representations(value)), (name, value, rule)
 
 
-# The committed smoke results: the verdicts analysis/claims.ipynb's own cells
-# gave before the rules moved here (and analysis/smoke-results/PROVENANCE.md
-# records), with the same figures.
+# The committed smoke results (analysis/smoke-results/PROVENANCE.md): the
+# verdicts and figures the rules gave on the full results before slimming.
 SMOKE_VERDICTS = {
-    "C1": (SUPPORTED, "x1.171 modelled cycles; pte_chain_add 1.3%, pte_chain_remove 3.4% of "
-                      "stalls"),
-    "C2": (NOT_SUPPORTED, "add: lock 0.1%, unlock 0.0%; remove: lock 0.0%, unlock 0.0%"),
-    "C3": (INCONCLUSIVE, "159,412 locks, 0.00% contended, 1.0 spins per contended lock"),
-    "C4": (INCONCLUSIVE, "100% of lock misses on page->flags (by cause coherence 22, conflict 2, "
-                         "upgrade 22); 7% of chains 1-2 long"),
-    "C5": (NOT_SUPPORTED, "adds: 4.5% fork, 93.2% fault; removes: 97.7% zap"),
-    "C6": (SUPPORTED, "-93% acquisitions, contention -37%"),
+    "C1": (SUPPORTED, "x1.183 modelled cycles; pte_chain_add 0.1%, pte_chain_remove 2.9% of "
+                      "stalls; side array (pte-chain/baseline) x1.171"),
+    "C2": (NOT_SUPPORTED, "add: lock 1.5%, unlock 0.0%; remove: lock 0.0%, unlock 0.0%; side "
+                          "array (pte-chain) add: lock 0.1%, unlock 0.0%"),
+    "C3": (INCONCLUSIVE, "159,579 locks, 0.00% contended, 1.0 spins per contended lock"),
+    "C4": (INCONCLUSIVE, "100% of lock misses on page->flags (by cause coherence 32, conflict 2, "
+                         "upgrade 18); 7% of chains 1-2 long"),
+    "C5": (SUPPORTED, "adds: 67.8% fork, 30.3% fault; removes: 98.2% zap; baseline adds: 4.5% "
+                      "fork, 93.2% fault; removes: 97.7% zap"),
+    "C6": (SUPPORTED, "-93% acquisitions, contention -38%"),
     "C7": (SUPPORTED, "mmap 92.0%, read 0.2%"),
-    "C8": (SUPPORTED, "unmap_page_range #4 (3.3%), filemap_map_pages with next_uptodate_page #2 "
+    "C8": (SUPPORTED, "unmap_page_range #5 (3.3%), filemap_map_pages with next_uptodate_page #2 "
                       "(6.7%); zap's top instruction misses on struct page"),
     "C9": (SUPPORTED, "events per unlock_page call: legacy 1.05, wordop 0.00, baseline 0.05"),
     "C10": (SUPPORTED, "0.92 L1D misses per unlock_page call on 3 objects "
@@ -608,7 +676,7 @@ SMOKE_VERDICTS = {
 }
 
 
-def test_the_smoke_results_give_the_notebooks_earlier_verdicts():
+def test_the_smoke_results_give_the_full_results_verdicts():
     checks = claims.check_all(Results(SMOKE))
     assert {c.claim: (c.verdict, c.measured) for c in checks} == SMOKE_VERDICTS
 
@@ -633,7 +701,8 @@ def test_the_smoke_results_shaped_as_gem5s(tmp_path, monkeypatch):
     are not in this empty cache); the rest is decided as on QEMU."""
     monkeypatch.setenv("HOTLINE_CACHE", str(tmp_path / "cache"))
     checks = {c.claim: c for c in claims.check_all(Results(gem5_shaped(SMOKE, tmp_path / "g")))}
-    assert "kernel build pte-chain-10802e1a0be11b39 is not in the cache" in checks["C2"].reason
+    assert "kernel build pte-chain-inpage-e9ff761218757d37 is not in the cache" in \
+        checks["C2"].reason
     assert "not in the cache" in checks["C4"].reason
     assert checks["C9"].reason == "no run made a rapw table (gem5 runs do not)"
     for claim in ("C2", "C4", "C9"):

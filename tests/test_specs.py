@@ -179,7 +179,7 @@ def test_claims_default_is_claims_smoke_at_default_scale():
     assert (smoke.scale, default.scale) == ("smoke", "default")
     assert default.timeout_s > smoke.timeout_s
     as_default = [r.run_id.replace("-smoke", "-default") for r in plan(smoke)]
-    assert [r.run_id for r in plan(default)] == as_default and len(as_default) == 22
+    assert [r.run_id for r in plan(default)] == as_default and len(as_default) == 25
 
 
 def test_an_included_spec_is_the_base_and_the_including_keys_win(tmp_path):

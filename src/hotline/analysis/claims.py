@@ -181,23 +181,63 @@ def _pct(value: float, digits: int = 0) -> str:
     return f"{value:.{digits}%}"
 
 
+# C1-C4 are about 2.5.27's pte_chain, whose chain head lived in struct page in
+# the line of page->flags, the chain lock's word: lock, head and unlock
+# touched one line.  They are decided on that layout, pte-chain-inpage,
+# against the same kernel without memory cgroups (the head takes
+# memcg_data's slot), baseline-nomemcg.  The other layout, the heads in a
+# side array (pte-chain against baseline), is measured beside it.
+BASE, CHAIN = "baseline-nomemcg", "pte-chain-inpage"
+SIDE_BASE, SIDE_CHAIN = "baseline", "pte-chain"
+# C5 is about 2.5.27's fork, which copied every mapping's PTEs; 6.1's skips
+# file mappings without an anon_vma.  fork-copy-ptes copies them again.
+FORK = "fork-copy-ptes"
+
+
+def region_seconds(results: Results, runs: list[str]) -> float:
+    """Simulated seconds inside the regions of interest of gem5 runs, summed
+    over regions and runs (each region's figure is the machine's, repeated
+    on every core's row)."""
+    core = results.table("gem5_core_stats")
+    core = core[core["run"].isin(runs)]
+    return float(core.groupby(["run", "region"])["sim_seconds"].first().sum())
+
+
 # C1 -------------------------------------------------------------------------
 
-C1_RATIO_ABOVE = 1.02          # supported: pte-chain's modelled cycles / baseline's above this
+C1_RATIO_ABOVE = 1.02          # supported: the chain kernel's cost / the reference's above this
 C1_CHAIN_SHARE_AT_LEAST = 0.02  # ... and pte_chain_add + pte_chain_remove this share of stalls
 C1_RATIO_AT_MOST = 1.0         # not supported: the ratio at most this
 C1_CHAIN = ("pte_chain_add", "pte_chain_remove")
 
 C1 = Claim(
     "C1", "pte_chain makes the fork storm dearer", "000",
-    "forkstorm: baseline vs pte-chain, 4 CPUs",
+    f"forkstorm: {BASE} vs {CHAIN}, 4 CPUs ({SIDE_BASE} vs {SIDE_CHAIN} beside)",
     f"x{SEED['C1_system_time_ratio']:.2f} system time; rmap functions "
     f"{_pct(SEED['C1_page_add_rmap_share'], 1)} + {_pct(SEED['C1_page_remove_rmap_share'], 1)}",
-    f"supported if pte-chain's modelled cycles are more than x{C1_RATIO_ABOVE} baseline's and "
-    f"the chain functions ({' + '.join(C1_CHAIN)}) take at least "
-    f"{_pct(C1_CHAIN_SHARE_AT_LEAST)} of its stall cycles; not supported if the ratio is at "
-    f"most x{C1_RATIO_AT_MOST}",
+    f"supported if {CHAIN}'s cost (modelled cycles; on gem5 the regions' simulated time) is "
+    f"more than x{C1_RATIO_ABOVE} {BASE}'s and the chain functions ({' + '.join(C1_CHAIN)}) "
+    f"take at least {_pct(C1_CHAIN_SHARE_AT_LEAST)} of its stall cycles; not supported if the "
+    f"ratio is at most x{C1_RATIO_AT_MOST}",
     "rmap")
+
+
+def cost_ratio(results: Results, fork: pd.DataFrame, fork_roi: pd.DataFrame, base: str,
+               chain: str) -> tuple[float, str, dict]:
+    """chain's cost over base's in the fork storm, what the cost is, and the
+    figures behind it: modelled cycles, or on gem5 the regions' simulated
+    time (NaN where a variant has no runs)."""
+    if not {base, chain} <= set(fork["variant"]):
+        return NAN, "", {}
+    if results.has("gem5_core_stats"):     # gem5 runs: simulated time
+        seconds = {v: region_seconds(results, sorted(set(results.select(fork, variant=v)["run"])))
+                   for v in (base, chain)}
+        return seconds[chain] / seconds[base], "simulated time", \
+            {v: {"simulated_seconds": s} for v, s in seconds.items()}
+    cost = run_cost(fork, fork_roi, ["variant"]).set_index("variant")
+    return cost.loc[chain, "modelled_cycles"] / cost.loc[base, "modelled_cycles"], \
+        "modelled cycles", \
+        cost.loc[[base, chain], ["instructions", "stall_cycles"]].to_dict("index")
 
 
 @checks(C1)
@@ -205,22 +245,24 @@ def c1(results: Results) -> Check:
     misses = results.table("misses")
     fork = results.select(misses, workload="forkstorm", cpus=4)
     fork_roi = results.select(results.table("roi"), workload="forkstorm", cpus=4)
-    if not {"baseline", "pte-chain"} <= set(fork["variant"]):
+    ratio, unit, cost = cost_ratio(results, fork, fork_roi, BASE, CHAIN)
+    side, _, side_cost = cost_ratio(results, fork, fork_roi, SIDE_BASE, SIDE_CHAIN)
+    beside = "" if pd.isna(side) else f"; side array ({SIDE_CHAIN}/{SIDE_BASE}) x{side:.3f}"
+    if pd.isna(ratio):
         return C1.inconclusive(_no_table(results, "misses") or
-                               "no fork storm runs of baseline and pte-chain on 4 CPUs")
-    cost = run_cost(fork, fork_roi, ["variant"]).set_index("variant")
-    ratio = cost.loc["pte-chain", "modelled_cycles"] / cost.loc["baseline", "modelled_cycles"]
-    shares = function_shares(results.select(fork, variant="pte-chain"),
+                               f"no fork storm runs of {BASE} and {CHAIN} on 4 CPUs",
+                               beside.removeprefix("; ") or "-")
+    shares = function_shares(results.select(fork, variant=CHAIN),
                              ["variant"]).set_index("symbol")["share"]
     add, remove = (float(shares.get(s, 0)) for s in C1_CHAIN)
     verdict = decide(ratio > C1_RATIO_ABOVE and add + remove >= C1_CHAIN_SHARE_AT_LEAST,
                      ratio <= C1_RATIO_AT_MOST)
     return C1.checked(
-        f"x{ratio:.3f} modelled cycles; pte_chain_add {_pct(add, 1)}, pte_chain_remove "
-        f"{_pct(remove, 1)} of stalls", verdict,
-        ratio=ratio, chain_shares={"pte_chain_add": add, "pte_chain_remove": remove},
-        cost=cost.loc[["baseline", "pte-chain"], ["instructions", "stall_cycles"]].to_dict(
-            "index"))
+        f"x{ratio:.3f} {unit}; pte_chain_add {_pct(add, 1)}, pte_chain_remove "
+        f"{_pct(remove, 1)} of stalls{beside}", verdict,
+        ratio=ratio, side_ratio=side,
+        chain_shares={"pte_chain_add": add, "pte_chain_remove": remove},
+        cost=cost, side_cost=side_cost)
 
 
 # C2 -------------------------------------------------------------------------
@@ -230,7 +272,7 @@ C2_UNLOCK_OVER_LOCK_BELOW = 0.25     # not supported: below this x the lock's
 
 C2 = Claim(
     "C2", "the unlock costs as much as the lock", "000",
-    "forkstorm: pte-chain, lock vs unlock instructions, 4 CPUs",
+    f"forkstorm: {CHAIN}, lock vs unlock instructions, 4 CPUs ({SIDE_CHAIN} beside)",
     f"add: lock {_pct(SEED['C2_add_lock_share'], 1)}, unlock "
     f"{_pct(SEED['C2_add_unlock_share'], 1)}; remove: lock "
     f"{_pct(SEED['C2_remove_lock_share'], 1)}, unlock ~{_pct(SEED['C2_remove_unlock_share'])}",
@@ -249,27 +291,46 @@ def lock_shares(fork: pd.DataFrame, roles: dict[str, int], symbol: str) -> dict[
             for role, offset in roles.items()}
 
 
-@checks(C2)
-def c2(results: Results) -> Check:
-    fork = results.select(results.table("misses"), workload="forkstorm", variant="pte-chain",
+def chain_lock_shares(results: Results, variant: str) -> dict | None:
+    """pte_chain_add's and pte_chain_remove's lock shares (lock_shares) in
+    `variant`'s fork storms on 4 CPUs, and where the lock was found; None
+    without such runs.  A HotlineError says why the lock is not known."""
+    fork = results.select(results.table("misses"), workload="forkstorm", variant=variant,
                           cpus=4)
     if fork.empty:
-        return C2.inconclusive(_no_table(results, "misses") or
-                               "no pte-chain fork storm run on 4 CPUs")
+        return None
     runs = sorted(set(fork["run"]))
+    roles = {s: lock_offsets(results, runs, s) for s in ("pte_chain_add", "pte_chain_remove")}
+    return {"add": lock_shares(fork, roles["pte_chain_add"][0], "pte_chain_add"),
+            "remove": lock_shares(fork, roles["pte_chain_remove"][0], "pte_chain_remove"),
+            "found_in": roles["pte_chain_add"][1]}
+
+
+@checks(C2)
+def c2(results: Results) -> Check:
     try:
-        roles = {s: lock_offsets(results, runs, s) for s in ("pte_chain_add", "pte_chain_remove")}
+        shares = chain_lock_shares(results, CHAIN)
     except HotlineError as e:
         return C2.inconclusive(f"the lock and unlock instructions are not known: {e}")
-    add = lock_shares(fork, roles["pte_chain_add"][0], "pte_chain_add")
-    remove = lock_shares(fork, roles["pte_chain_remove"][0], "pte_chain_remove")
+    if shares is None:
+        return C2.inconclusive(_no_table(results, "misses") or
+                               f"no {CHAIN} fork storm run on 4 CPUs")
+    try:
+        side = chain_lock_shares(results, SIDE_CHAIN)
+    except HotlineError:
+        side = None     # the side array is shown beside, never decides
+    add, remove = shares["add"], shares["remove"]
     lock, unlock = add.get("lock", NAN), add.get("unlock", NAN)
     measured = (f"add: lock {_pct(lock, 1)}, unlock {_pct(unlock, 1)}; remove: lock "
                 f"{_pct(remove.get('lock', NAN), 1)}, unlock {_pct(remove.get('unlock', NAN), 1)}")
-    found_in = roles["pte_chain_add"][1]
-    if found_in != "the instructions run":
-        measured += f" (lock and unlock found in {found_in})"
-    numbers = {"add": add, "remove": remove}
+    if shares["found_in"] != "the instructions run":
+        measured += f" (lock and unlock found in {shares['found_in']})"
+    if side:
+        measured += (f"; side array ({SIDE_CHAIN}) add: lock "
+                     f"{_pct(side['add'].get('lock', NAN), 1)}, unlock "
+                     f"{_pct(side['add'].get('unlock', NAN), 1)}")
+    numbers = {"add": add, "remove": remove,
+               "side_add": side["add"] if side else {}, "side_remove": side["remove"] if side else {}}
     if not lock > 0:
         return C2.inconclusive("the lock instruction of pte_chain_add never stalled",
                                measured, **numbers)
@@ -285,7 +346,7 @@ C3_CONTENDED_ABOVE = 0.10       # not supported: more than this share contended
 
 C3 = Claim(
     "C3", "chain locks are rarely contended, but contention spins long", "000",
-    "forkstorm: pte-chain counters, 4 CPUs",
+    f"forkstorm: {CHAIN} counters, 4 CPUs",
     f"{SEED['C3_locks']:,} locks, {_pct(SEED['C3_contended'] / SEED['C3_locks'], 2)} contended, "
     f"{SEED['C3_spins'] / SEED['C3_contended']:.0f} spins per contended lock",
     f"supported if fewer than {_pct(C3_CONTENDED_BELOW)} of chain locks are contended and a "
@@ -298,11 +359,11 @@ C3 = Claim(
 
 @checks(C3)
 def c3(results: Results) -> Check:
-    values = _counter_values(results, workload="forkstorm", variant="pte-chain", cpus=4)
+    values = _counter_values(results, workload="forkstorm", variant=CHAIN, cpus=4)
     locks, contended, spins = (int(values.get(k, 0)) for k in
                                ("chain_lock", "chain_lock_contended", "chain_lock_spins"))
     if locks == 0:
-        return C3.inconclusive("no pte-chain chain-lock counters from a fork storm on 4 CPUs")
+        return C3.inconclusive(f"no {CHAIN} chain-lock counters from a fork storm on 4 CPUs")
     rate = contended / locks
     per = spins / contended if contended else NAN
     measured = f"{locks:,} locks, {_pct(rate, 2)} contended, {per:.1f} spins per contended lock"
@@ -324,7 +385,7 @@ C4_SHORT_CHAINS = ("chain_len_1", "chain_len_2")
 
 C4 = Claim(
     "C4", "the cost is page->flags missing", "000",
-    "forkstorm: pte-chain, L1D misses at the chain lock, 4 CPUs",
+    f"forkstorm: {CHAIN}, L1D misses at the chain lock, 4 CPUs",
     "page->flags evicted or stolen; chain length no big factor",
     f"supported if more than {_pct(C4_EVICTED_OR_STOLEN_ABOVE)} of the lock instructions' L1D "
     f"misses (pte_chain_add's and pte_chain_remove's) are on struct page.flags and evicted or "
@@ -336,11 +397,11 @@ C4 = Claim(
 
 @checks(C4)
 def c4(results: Results) -> Check:
-    fork = results.select(results.table("misses"), workload="forkstorm", variant="pte-chain",
+    fork = results.select(results.table("misses"), workload="forkstorm", variant=CHAIN,
                           cpus=4)
     if fork.empty:
         return C4.inconclusive(_no_table(results, "misses") or
-                               "no pte-chain fork storm run on 4 CPUs")
+                               f"no {CHAIN} fork storm run on 4 CPUs")
     runs = sorted(set(fork["run"]))
     at_lock = []
     try:
@@ -357,7 +418,7 @@ def c4(results: Results) -> Check:
     flags_share = flags["count"].sum() / total if total else NAN
     evicted_or_stolen = flags[flags["cause"].isin(C4_EVICTED_OR_STOLEN)]["count"].sum() / total \
         if total else NAN
-    values = _counter_values(results, workload="forkstorm", variant="pte-chain", cpus=4)
+    values = _counter_values(results, workload="forkstorm", variant=CHAIN, cpus=4)
     short = sum(int(values.get(k, 0)) for k in C4_SHORT_CHAINS)
     adds = sum(int(v) for k, v in values.items() if str(k).startswith("chain_len_"))
     short_share = short / adds if adds else NAN
@@ -388,7 +449,7 @@ C5_ZAP_SHARE_ABOVE = 0.80     # ... and zap's share of removes above this
 
 C5 = Claim(
     "C5", "rmap adds come from fork, removes from zap", "000",
-    "forkstorm: baseline rmap counters by caller, 4 CPUs",
+    f"forkstorm: {FORK} rmap counters by caller, 4 CPUs (baseline beside)",
     f"adds: {_pct(SEED['C5_add_fork'], 1)} fork, {_pct(SEED['C5_add_fault'], 1)} fault; "
     f"removes: {_pct(SEED['C5_remove_zap'], 1)} zap",
     f"supported if fork's share of rmap adds is within {C5_FORK_SHARE_WITHIN * 100:.0f} points "
@@ -397,22 +458,36 @@ C5 = Claim(
     "rmap")
 
 
+def rmap_by_caller(results: Results, variant: str) -> tuple[dict, dict]:
+    """variant's rmap adds and removes by caller, fork storms on 4 CPUs."""
+    rmap = _counter_values(results, workload="forkstorm", variant=variant, cpus=4)
+    return ({k: int(v) for k, v in rmap.items() if str(k).startswith("rmap_add_")},
+            {k: int(v) for k, v in rmap.items() if str(k).startswith("rmap_remove_")})
+
+
+def _rmap_shares(adds: dict, removes: dict) -> str:
+    total, gone = sum(adds.values()), sum(removes.values())
+    return (f"adds: {_pct(adds.get('rmap_add_fork', 0) / total, 1)} fork, "
+            f"{_pct(adds.get('rmap_add_fault', 0) / total, 1)} fault; removes: "
+            f"{_pct(removes.get('rmap_remove_zap', 0) / gone, 1)} zap")
+
+
 @checks(C5)
 def c5(results: Results) -> Check:
-    rmap = _counter_values(results, workload="forkstorm", variant="baseline", cpus=4)
-    adds = {k: int(v) for k, v in rmap.items() if str(k).startswith("rmap_add_")}
-    removes = {k: int(v) for k, v in rmap.items() if str(k).startswith("rmap_remove_")}
+    adds, removes = rmap_by_caller(results, FORK)
+    base_adds, base_removes = rmap_by_caller(results, "baseline")
+    beside = f"; baseline {_rmap_shares(base_adds, base_removes)}" \
+        if sum(base_adds.values()) and sum(base_removes.values()) else ""
     if not (sum(adds.values()) and sum(removes.values())):
-        return C5.inconclusive("no rmap counters from baseline fork storm runs on 4 CPUs")
+        return C5.inconclusive(f"no rmap counters from {FORK} fork storm runs on 4 CPUs",
+                               beside.removeprefix("; ") or "-")
     fork_share = adds.get("rmap_add_fork", 0) / sum(adds.values())
-    fault_share = adds.get("rmap_add_fault", 0) / sum(adds.values())
     zap_share = removes.get("rmap_remove_zap", 0) / sum(removes.values())
     ok = abs(fork_share - SEED["C5_add_fork"]) <= C5_FORK_SHARE_WITHIN and \
         zap_share > C5_ZAP_SHARE_ABOVE
-    return C5.checked(
-        f"adds: {_pct(fork_share, 1)} fork, {_pct(fault_share, 1)} fault; removes: "
-        f"{_pct(zap_share, 1)} zap", decide(ok, not ok),
-        adds=adds, removes=removes)
+    return C5.checked(_rmap_shares(adds, removes) + beside, decide(ok, not ok),
+                      adds=adds, removes=removes, baseline_adds=base_adds,
+                      baseline_removes=base_removes)
 
 
 # C6 -------------------------------------------------------------------------
