@@ -142,7 +142,7 @@ def _no_table(results: Results, name: str) -> str:
     """Why a rule that needs the table `name` cannot decide, or "" if a run made it."""
     if results.has(name):
         return ""
-    return f"no run made a {name} table ({_backend(results)} runs do not)"
+    return f"no run made a {name} table (none of these {_backend(results)} runs did)"
 
 
 def _splits_causes(misses: pd.DataFrame) -> bool:
