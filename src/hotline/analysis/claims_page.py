@@ -168,7 +168,7 @@ def _c1(figure: Figure, measured: Measured) -> str:
         ax.set_title(f"{backend}: x{check.numbers['ratio']:.3f}")
         ax.set_ylabel("cost / its reference's")
         ax.set_ylim(0, 1.6 * max(SEED["C1_system_time_ratio"], check.numbers["ratio"]))
-        ax.tick_params(axis="x", labelsize=7)
+        ax.tick_params(axis="x", labelsize=7, labelrotation=20)
         ax.legend(frameon=False, loc="upper left", fontsize=7)
     return (f"C1: the fork storm's cost, {CHAIN} over {BASE} (the 2.5.27 layout) and "
             f"{SIDE_CHAIN} over {SIDE_BASE} (side array), 4 CPUs")
