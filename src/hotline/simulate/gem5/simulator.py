@@ -166,8 +166,11 @@ def collect(run_dir: Path, run_id: str, params, kernel_dir: Path,
         run_dir / "roi.parquet", index=False)
     tables = {"roi": run_dir / "roi.parquet"}
     account = {"regions": len(regions), "checkpoint": checkpoint.key}
-    objects = ObjectMap.for_kernel(kernel_dir, (run_dir / SERIAL_LOG).read_text(errors="replace"))
     traces = params.traces
+    # The symbols and announced objects that name instructions and data;
+    # a run with neither traces nor the LSQ trace (Ruby caches) needs none.
+    objects = ObjectMap.for_kernel(kernel_dir, (run_dir / SERIAL_LOG).read_text(
+        errors="replace")) if traces is not None or params.lsq_debug_flags else None
     if traces is not None:
         trace_dir = out / traces.directory
         cpus = params.machine.cpus
