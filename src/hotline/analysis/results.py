@@ -86,6 +86,12 @@ class Results:
         roi only: results/schema.py)."""
         return (self.directory / f"{name}.parquet").is_file()
 
+    def runs_with(self, name: str) -> list[str]:
+        """The successful runs that made the table `name` (their manifests
+        name it): a table can hold no rows of a run that made it empty."""
+        return [run for run in self.ok["run_id"]
+                if name in (self.manifest(run).get("tables") or {})]
+
     def table(self, name: str) -> pd.DataFrame:
         """A results table of every successful run, with the run's labels.
         A table no run made has no rows, and the columns of its schema.
