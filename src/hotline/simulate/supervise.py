@@ -38,9 +38,11 @@ def write_command(run_dir: Path, cmd: list[str], simulator: str) -> None:
 
 
 def supervise(cmd: list[str], run_dir: Path, *, log: Path, console: Path, timeout_s: int,
-              label: str, poll_s: float) -> Ended:
+              label: str, poll_s: float, console_before: str = "") -> Ended:
     """Run cmd in run_dir, its output to log, until it exits; read the
-    guest's console every poll_s seconds."""
+    guest's console every poll_s seconds.  console_before: what the guest
+    printed before this run (a restored checkpoint's console), so that the
+    progress line says where the guest is, not "booting"."""
     start = time.monotonic()
     ticker = Ticker(label)
     killed_for = None
@@ -53,7 +55,8 @@ def supervise(cmd: list[str], run_dir: Path, *, log: Path, console: Path, timeou
         try:
             while proc.poll() is None:
                 time.sleep(poll_s)
-                text = console.read_text(errors="replace") if console.exists() else ""
+                text = console_before + (console.read_text(errors="replace")
+                                         if console.exists() else "")
                 report = guest_log.parse(text)
                 if report.panicked:
                     time.sleep(2)  # let the panic message reach the log

@@ -122,7 +122,8 @@ def run(cmd: list[str], run_dir: Path, *, boot_console: Path, cpus: int,
         if lsq_trace_on else None
     try:
         ended = supervise(cmd, run_dir, log=run_dir / LOG, console=console,
-                          timeout_s=timeout_s, label=label, poll_s=1)
+                          timeout_s=timeout_s, label=label, poll_s=1,
+                          console_before=boot_console.read_text(errors="replace"))
     finally:
         if reader is not None:
             reader.finish().to_parquet(run_dir / OUTDIR / gem5_params.LSQ_COUNTS, index=False)
