@@ -64,6 +64,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,9 +100,10 @@ static const char *const kind_names[NKINDS] = {
 };
 
 /*
- * Counts per (instruction, kind).  An L1 hit, most accesses, only counts
- * l1[CM_HIT]: it reached no other level and took the L1's latency, which
- * full_stats adds when the counts are written.
+ * Counts per (instruction, kind).  An L1 hit, most accesses, is counted
+ * apart (struct insn's l1_hits, or threaded its struct core_hits): it
+ * reached no other level and took the L1's latency, which full_stats adds
+ * when the counts are written.
  */
 struct insn_stats {
 	uint64_t accesses, cycles;	/* of the accesses that missed the L1 */
@@ -119,19 +121,31 @@ struct core_hits {
 	_Alignas(64) uint64_t count[NKINDS], base[NKINDS];
 };
 
-/* One per instruction address, shared by every translation of it. */
+/*
+ * One per instruction address, shared by every translation of it.  What an
+ * access that hits the L1 reads and writes is in the first cache line (the
+ * struct is aligned to one): at default scale the fork storm runs some 60,000
+ * instructions whose records outgrow the host's caches, and when an access
+ * touched three lines of its instruction's record, the load of the per-core
+ * pointer alone, on a line of its own, took 7% of the run (perf,
+ * bench/README.md).
+ */
 struct insn {
-	uint64_t pc;
+	_Alignas(64) uint64_t pc;
 	int locked;		/* read without records_lock: atomically */
-	uint8_t bytes[16], len;	/* as executed: alternatives and paravirt patch the text */
-	struct insn_stats stats[NKINDS];	/* unthreaded */
+	uint8_t len;
 	/* Threaded, per core: the L1 hits, and the rest of the counts, made
 	 * by the core's thread at its first miss here (under its tally's lock;
 	 * stats_of). */
 	struct core_hits *hits;
 	struct insn_stats (**core_stats)[NKINDS];
+	uint64_t l1_hits[NKINDS];	/* unthreaded */
+	/* the first cache line ends here */
 	struct insn *next;
+	uint8_t bytes[16];	/* as executed: alternatives and paravirt patch the text */
+	struct insn_stats stats[NKINDS];	/* unthreaded */
 };
+_Static_assert(offsetof(struct insn, next) == 64, "an L1 hit's fields fill one cache line");
 
 /* One per translated block (start, end), for the fetches and the CPU. */
 struct block {
@@ -163,8 +177,8 @@ struct tuple {
 	struct tuple *next;
 };
 
-#define BUCKETS (1u << 20)	/* a fork storm has some 10^5 instructions and 10^6 miss tuples */
-#define CORE_BUCKETS (1u << 18)	/* threaded: each core's tally has its share of the tuples */
+#define BUCKETS (1u << 20)	/* a fork storm has some 10^5 instructions and blocks */
+#define TUPLE_BUCKETS (1u << 16)	/* at first: a table doubles as it fills */
 static struct insn *insns[BUCKETS];
 static struct block *blocks[BUCKETS];
 
@@ -186,8 +200,11 @@ static uint32_t bucket(uint64_t a, uint64_t b, uint64_t c)
  */
 struct tally {
 	pthread_mutex_t lock;
-	uint32_t mask;				/* buckets - 1 */
-	struct tuple **misses, **stolen, **rapw;
+	struct table {
+		struct tuple **buckets;
+		uint64_t mask;		/* buckets - 1 */
+		uint64_t tuples;
+	} misses, stolen, rapw;
 };
 
 static struct tally *tallies;
@@ -197,26 +214,66 @@ static uint32_t ntallies;		/* threaded: the cores; else 1 */
  * bucket order. */
 #define FOR_EACH_TUPLE(t, table)						\
 	for (uint32_t set_ = 0; set_ < ntallies; set_++)			\
-		for (uint32_t i_ = 0; i_ <= tallies[set_].mask; i_++)		\
-			for (struct tuple *t = tallies[set_].table[i_]; t; t = t->next)
+		for (uint64_t i_ = 0; i_ <= tallies[set_].table.mask; i_++)	\
+			for (struct tuple *t = tallies[set_].table.buckets[i_]; t; t = t->next)
 
-static void tally_init(struct tally *t, uint32_t buckets)
+static void table_init(struct table *t)
 {
-	pthread_mutex_init(&t->lock, NULL);
-	t->mask = buckets - 1;
-	t->misses = calloc(buckets, sizeof(*t->misses));
-	t->stolen = calloc(buckets, sizeof(*t->stolen));
-	t->rapw = calloc(buckets, sizeof(*t->rapw));
+	*t = (struct table){ calloc(TUPLE_BUCKETS, sizeof(*t->buckets)), TUPLE_BUCKETS - 1, 0 };
 }
 
-static struct tuple *count_tuple(struct tuple **table, uint32_t mask, const struct key *key,
-				 uint64_t cycles)
+static void tally_init(struct tally *t)
 {
-	uint64_t w[4];
-	struct tuple **slot, *t;
+	pthread_mutex_init(&t->lock, NULL);
+	table_init(&t->misses);
+	table_init(&t->stolen);
+	table_init(&t->rapw);
+}
+
+static uint64_t tuple_hash(const struct key *key)
+{
+	uint64_t w[4], h;
 
 	memcpy(w, key, sizeof(w));
-	slot = &table[bucket(w[0], w[1], w[2] ^ w[3] * 0xd6e8feb86659fd93ull) & mask];
+	h = (w[0] * 0x9e3779b97f4a7c15ull) ^ (w[1] * 0xbf58476d1ce4e5b9ull) ^
+	    (w[2] * 0x94d049bb133111ebull) ^ (w[3] * 0xd6e8feb86659fd93ull);
+	h ^= h >> 31;
+	return h * 0x9e3779b97f4a7c15ull >> 16;
+}
+
+/*
+ * Twice the buckets, once the table holds as many tuples as buckets: at
+ * default scale the fork storm counts 5 million miss tuples, and walking
+ * chains five deep in a table of a million buckets, a cache miss a step,
+ * took 18% of the run (perf, bench/README.md).  The tuples stay where they are (an
+ * instruction's last_miss points at one); only the chains are relinked, in
+ * the order of the old buckets, so the table's order, and with it the
+ * output's, depends only on what was counted.
+ */
+static void table_grow(struct table *t)
+{
+	uint64_t mask = t->mask * 2 + 1;
+	struct tuple **buckets = calloc(mask + 1, sizeof(*buckets));
+
+	if (!buckets)
+		return;		/* longer chains, still right */
+	for (uint64_t i = 0; i <= t->mask; i++)
+		for (struct tuple *u = t->buckets[i], *next; u; u = next) {
+			struct tuple **slot = &buckets[tuple_hash(&u->key) & mask];
+
+			next = u->next;
+			u->next = *slot;
+			*slot = u;
+		}
+	free(t->buckets);
+	t->buckets = buckets;
+	t->mask = mask;
+}
+
+static struct tuple *count_tuple(struct table *table, const struct key *key, uint64_t cycles)
+{
+	struct tuple **slot = &table->buckets[tuple_hash(key) & table->mask], *t;
+
 	for (t = *slot; t; t = t->next)
 		if (!memcmp(&t->key, key, sizeof(*key)))
 			break;
@@ -224,6 +281,8 @@ static struct tuple *count_tuple(struct tuple **table, uint32_t mask, const stru
 		t = calloc(1, sizeof(*t));
 		*t = (struct tuple){ .key = *key, .next = *slot };
 		*slot = t;
+		if (++table->tuples > table->mask)
+			table_grow(table);
 	}
 	t->count++;
 	t->cycles += cycles;
@@ -375,6 +434,8 @@ static void begin_record(struct output *o, enum record r)
 static struct insn_stats all_stats(const struct insn *n, enum kind kind)
 {
 	struct insn_stats sum = n->stats[kind];
+
+	sum.l1[CM_HIT] += n->l1_hits[kind];
 
 	for (uint32_t c = 0; n->core_stats && c < config.cores; c++) {
 		const struct insn_stats *s = n->core_stats[c] ? &(*n->core_stats[c])[kind] : NULL;
@@ -535,12 +596,20 @@ static void fail_run(void)
 	_exit(1);
 }
 
+static void table_clear(struct table *t)
+{
+	for (uint64_t i = 0; i <= t->mask; i++)
+		free_tuples(&t->buckets[i]);
+	t->tuples = 0;
+}
+
 /* The marker "reset": the counts start again (the caches keep their state). */
 static void reset_counters(void)
 {
 	for (uint32_t i = 0; i < BUCKETS; i++)
 		for (struct insn *n = insns[i]; n; n = n->next) {
 			memset(n->stats, 0, sizeof(n->stats));
+			memset(n->l1_hits, 0, sizeof(n->l1_hits));
 			for (uint32_t c = 0; n->core_stats && c < config.cores; c++)
 				if (n->core_stats[c])
 					memset(n->core_stats[c], 0, sizeof(*n->core_stats[c]));
@@ -548,12 +617,11 @@ static void reset_counters(void)
 				for (int k = 0; k < NKINDS; k++)
 					n->hits[c].base[k] = read_count(&n->hits[c].count[k]);
 		}
-	for (uint32_t set = 0; set < ntallies; set++)
-		for (uint32_t i = 0; i <= tallies[set].mask; i++) {
-			free_tuples(&tallies[set].misses[i]);
-			free_tuples(&tallies[set].stolen[i]);
-			free_tuples(&tallies[set].rapw[i]);
-		}
+	for (uint32_t set = 0; set < ntallies; set++) {
+		table_clear(&tallies[set].misses);
+		table_clear(&tallies[set].stolen);
+		table_clear(&tallies[set].rapw);
+	}
 	for (uint32_t c = 0; c < config.cores; c++)
 		vcpus[c].roi_base = read_count(&vcpus[c].roi_icount);
 }
@@ -735,12 +803,11 @@ static void account(uint32_t core, uint64_t pc, uint64_t vaddr, uint64_t paddr, 
 	static const uint32_t model_kind[] = { CM_LOAD, CM_STORE, CM_RMW, CM_IFETCH };
 	struct cm_result r;
 
-	cm_access(model, core, pc, paddr, size, model_kind[kind], vcpus[core].icount, &r);
-	if (r.l1 == CM_HIT && !r.partial_write) {
-		if (n->hits)
+	if (cm_access(model, core, pc, paddr, size, model_kind[kind], vcpus[core].icount, &r)) {
+		if (threaded)
 			add_count(&n->hits[core].count[kind], 1);
 		else
-			n->stats[kind].l1[CM_HIT]++;
+			n->l1_hits[kind]++;
 		return;
 	}
 	account_miss(core, pc, vaddr, kind, n, &r);
@@ -782,19 +849,19 @@ static void account_miss(uint32_t core, uint64_t pc, uint64_t vaddr, enum kind k
 			s->last_miss->count++;
 			s->last_miss->cycles += r->cycles;
 		} else {
-			s->last_miss = count_tuple(tally->misses, tally->mask, &miss, r->cycles);
+			s->last_miss = count_tuple(&tally->misses, &miss, r->cycles);
 		}
 		if (r->stolen_by >= 0) {
 			struct key thief = { .cpu = core, .pc = pc, .data = miss.data,
 					     .other_cpu = r->stolen_by, .other_pc = r->stolen_by_pc };
 
-			count_tuple(tally->stolen, tally->mask, &thief, 0);
+			count_tuple(&tally->stolen, &thief, 0);
 		}
 	}
 	if (r->partial_write) {
 		struct key pair = { .cpu = core, .pc = pc, .other_pc = r->store_pc };
 
-		count_tuple(tally->rapw, tally->mask, &pair, 0);
+		count_tuple(&tally->rapw, &pair, 0);
 	}
 	if (threaded)
 		pthread_mutex_unlock(&tally->lock);
@@ -973,7 +1040,8 @@ static struct insn *insn_at(uint64_t pc, const uint8_t *bytes, size_t len)
 		if (n->pc == pc)
 			break;
 	if (!n) {
-		n = calloc(1, sizeof(*n));
+		n = aligned_alloc(_Alignof(struct insn), sizeof(*n));
+		memset(n, 0, sizeof(*n));
 		n->pc = pc;
 		n->next = *slot;
 		*slot = n;
@@ -1171,7 +1239,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	ntallies = threaded ? config.cores : 1;
 	tallies = calloc(ntallies, sizeof(*tallies));
 	for (uint32_t i = 0; i < ntallies; i++)
-		tally_init(&tallies[i], threaded ? CORE_BUCKETS : BUCKETS);
+		tally_init(&tallies[i]);
 	if (cpu_from_guest) {
 		reg_buf = g_byte_array_new();
 		qemu_plugin_register_vcpu_init_cb(id, on_vcpu_init);

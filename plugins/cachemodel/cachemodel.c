@@ -995,14 +995,15 @@ static uint64_t youngest_overlap(struct cm_model *m, struct core *c, uint64_t ad
 	return youngest;
 }
 
-static void check_partial_write(struct cm_model *m, struct core *c, uint64_t addr, uint32_t size,
+/* Whether the load reads after a partial write (then in r too). */
+static bool check_partial_write(struct cm_model *m, struct core *c, uint64_t addr, uint32_t size,
 				uint64_t icount, struct cm_result *r)
 {
 	uint32_t n = m->cfg.store_buffer_entries, younger, i;
 	uint64_t youngest = youngest_overlap(m, c, addr, size, icount);
 
 	if (!youngest)
-		return;
+		return false;
 	/* Youngest first: the youngest overlapping store is the one the load
 	 * would forward from.  The younger ones (all in the window) cannot
 	 * overlap, and are skipped. */
@@ -1012,15 +1013,17 @@ static void check_partial_write(struct cm_model *m, struct core *c, uint64_t add
 		struct store *s = &c->stores[i = i ? i - 1 : n - 1];
 
 		if (icount - s->icount > m->cfg.store_buffer_window)
-			return;
+			return false;
 		if (s->addr >= addr + size || addr >= s->addr + s->size)
 			continue;
 		if (s->addr > addr || s->addr + s->size < addr + size) {
 			r->partial_write = 1;
 			r->store_pc = s->pc;
+			return true;
 		}
-		return;
+		return false;
 	}
+	return false;
 }
 
 static void record_store(struct cm_model *m, struct core *c, uint64_t pc, uint64_t addr,
@@ -1039,22 +1042,23 @@ static void record_store(struct cm_model *m, struct core *c, uint64_t pc, uint64
 
 /* ---- the interface ------------------------------------------------------ */
 
-void cm_access(struct cm_model *m, uint32_t core, uint64_t pc, uint64_t paddr, uint32_t size,
+bool cm_access(struct cm_model *m, uint32_t core, uint64_t pc, uint64_t paddr, uint32_t size,
 	       uint32_t kind, uint64_t icount, struct cm_result *result)
 {
 	struct core *c = &m->cores[core];
 	uint64_t first = paddr >> m->line_shift;
 	uint64_t last = (paddr + (size ? size : 1) - 1) >> m->line_shift;
+	bool partial = false;
 
 	memset(result, 0, sizeof(*result));
 	result->stolen_by = -1;
 	if (kind == CM_LOAD || kind == CM_RMW)
-		check_partial_write(m, c, paddr, size, icount, result);
+		partial = check_partial_write(m, c, paddr, size, icount, result);
 	if (kind == CM_STORE || kind == CM_RMW)
 		record_store(m, c, pc, paddr, size, icount);
 	if (first == last) {
 		access_line(m, core, pc, first, kind, result);
-		return;
+		return result->l1 == CM_HIT && !partial;
 	}
 	for (uint64_t line = first; line <= last; line++) {
 		struct cm_result r = *result;
@@ -1065,6 +1069,7 @@ void cm_access(struct cm_model *m, uint32_t core, uint64_t pc, uint64_t paddr, u
 		if (line == first || r.cycles > result->cycles)
 			*result = r;
 	}
+	return result->l1 == CM_HIT && !partial;
 }
 
 /* ---- consistency (cm_check) -------------------------------------------- */

@@ -26,6 +26,7 @@
 #ifndef HOTLINE_CACHEMODEL_H
 #define HOTLINE_CACHEMODEL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 enum cm_kind { CM_IFETCH, CM_LOAD, CM_STORE, CM_RMW, CM_NKINDS };
@@ -110,9 +111,13 @@ void cm_free(struct cm_model *m);
  * One access of `size` bytes at physical address `paddr` by instruction
  * `pc` of `core`, its `icount`-th instruction.  An access that crosses a line
  * boundary is modelled as one access per line; the result is the worst of
- * them (the first one that went furthest).
+ * them (the first one that went furthest).  Returns whether that is all
+ * there is to say: an L1 hit, no read after a partial write.  (A caller that
+ * tested the two bytes of the result instead read them with one wide load
+ * from the narrow stores just made, which the host cannot forward: a third
+ * of the accounting's samples at default scale, bench/README.md.)
  */
-void cm_access(struct cm_model *m, uint32_t core, uint64_t pc, uint64_t paddr, uint32_t size,
+bool cm_access(struct cm_model *m, uint32_t core, uint64_t pc, uint64_t paddr, uint32_t size,
 	       uint32_t kind, uint64_t icount, struct cm_result *result);
 
 /*
