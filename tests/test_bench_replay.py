@@ -20,18 +20,23 @@ OPTIONS = ["cpus=2", "line=64", "l1i=32768:8:4", "l1d=32768:8:4", "l2=262144:4:1
 LINE, READER, WRITER = 0x10000, 0x401000, 0x402000
 
 
-def access(core: int, store: int, pc: int) -> bytes:
+def access(core: int, store: int, pc: int, vaddr: int = 0x7F0000, paddr: int = LINE) -> bytes:
     """bench/replay.c's struct event: type, core, store, locked, size, pc,
     vaddr, paddr (user data: kept as key 0)."""
-    return struct.pack("<BBBBIQQQ", ord("A"), core, store, 0, 8, pc, 0x7F0000, LINE)
+    return struct.pack("<BBBBIQQQ", ord("A"), core, store, 0, 8, pc, vaddr, paddr)
 
 
-def test_replay_gives_the_outcomes_worked_out_by_hand(tmp_path):
+def build_replay(tmp_path: Path) -> Path:
     require_tools("gcc")
     replay = tmp_path / "replay"
     subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-I", str(PLUGINS / "cachemodel"),
                     "-I", str(PLUGINS), "-o", str(replay), str(paths.REPO / "bench" / "replay.c"),
                     str(PLUGINS / "cachemodel" / "cachemodel.c")], check=True)
+    return replay
+
+
+def test_replay_gives_the_outcomes_worked_out_by_hand(tmp_path):
+    replay = build_replay(tmp_path)
     (tmp_path / "t.trace").write_bytes(b"".join([
         access(0, 0, READER),   # CPU 0 reads: compulsory at every level, from memory (250)
         access(0, 0, READER),   # again: an L1 hit
@@ -55,3 +60,30 @@ def test_replay_gives_the_outcomes_worked_out_by_hand(tmp_path):
         [[0, READER, 1, WRITER, 1]]
     insns = frames["insn"].set_index("pc")
     assert insns.loc[READER, "accesses"] == 3 and insns.loc[READER, "l1_hit"] == 1
+
+
+KERNEL_DATA = 0xFFFF888000000000    # the direct map: a miss's data key is its line
+LINES = 100_000
+
+
+def test_every_miss_tuple_survives_the_tables_growing(tmp_path):
+    """The plugin's tuple tables start at 2^16 buckets and double as they
+    fill.  CPU 0 reads 100,000 kernel lines once each at one instruction,
+    then again at another: 200,000 miss tuples, each counted once.  The
+    first pass is compulsory at every level; the second finds every line
+    gone from the L1 (512 lines) and the L2 (4,096) by capacity (a sweep
+    of the whole set keeps nothing), and in the L3 (131,072 lines, 6.4 MB
+    used of 8)."""
+    replay = build_replay(tmp_path)
+    first, second = 0xFFFFFFFF81000000, 0xFFFFFFFF81000010
+    (tmp_path / "t.trace").write_bytes(b"".join(
+        access(0, 0, pc, KERNEL_DATA + i * 64, i * 64)
+        for pc in (first, second) for i in range(LINES)))
+    subprocess.run([str(replay), "t.trace", "out", *OPTIONS], cwd=tmp_path, check=True,
+                   capture_output=True)
+    misses = plugin_output.read(Path(tmp_path / "out"))["miss"]
+    assert len(misses) == 2 * LINES and (misses["count"] == 1).all()
+    for pc, outcomes in ((first, ["compulsory"] * 3), (second, ["capacity", "capacity", "hit"])):
+        mine = misses[misses["pc"] == pc]
+        assert sorted(mine["data"]) == [KERNEL_DATA + i * 64 for i in range(LINES)]
+        assert mine[["l1", "l2", "l3"]].drop_duplicates().values.tolist() == [outcomes]
