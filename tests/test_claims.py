@@ -427,6 +427,15 @@ def test_c6_without_the_unbatched_kernel_or_contention(tmp_path):
     assert check.verdict == INCONCLUSIVE and "pagevec-1" in check.reason
 
 
+def test_c6_on_gem5_says_why_it_cannot_run(tmp_path):
+    e = experiment(tmp_path, backend="gem5")
+    e.run("baseline", "forkstorm", roi=ROI)
+    check = claims.c6(e.results())
+    assert check.verdict == INCONCLUSIVE
+    assert check.reason == ("workload 'lruwriters' needs scratch disks, which the gem5 backend "
+                            "does not attach (X86Board has one IDE disk)")
+
+
 # C7: user share of the dump copy's L1D stall cycles, mmap (2) and read (1) --
 
 def c7_run(e: Experiment, measure: int, user: int, kernel: int) -> None:

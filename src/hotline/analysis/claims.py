@@ -522,7 +522,11 @@ def c6(results: Results) -> Check:
                           fill_value=0)
     if not ({"baseline", "pagevec-1"} <= set(lru.index) and
             lru.loc["pagevec-1"].get("lru_lock", 0)):
-        return C6.inconclusive("no lruwriters counters of pagevec-1 and baseline on 4 CPUs")
+        why = ""
+        if results.backends == ["gem5"]:
+            from hotline.simulate.gem5.simulator import cannot_run
+            why = cannot_run("lruwriters")
+        return C6.inconclusive(why or "no lruwriters counters of pagevec-1 and baseline on 4 CPUs")
     cut = 1 - lru.loc["baseline", "lru_lock"] / lru.loc["pagevec-1", "lru_lock"]
     c1 = lru.loc["pagevec-1"].get("lru_lock_contended", 0)
     ccut = 1 - lru.loc["baseline"].get("lru_lock_contended", 0) / c1 if c1 else NAN

@@ -98,9 +98,16 @@ def check_experiment(spec: ExperimentSpec, spec_path: Path) -> None:
         except HotlineError as e:
             raise HotlineError(f"{spec_path}: system '{name}': {e}") from None
     for ref in (ref for g in groups for ref in g.workloads):
-        if load_workload(ref.name).scratch_disks:
-            raise HotlineError(f"{spec_path}: workload '{ref.name}' needs scratch disks, which "
-                               "the gem5 backend does not attach (X86Board has one IDE disk)")
+        if why := cannot_run(ref.name):
+            raise HotlineError(f"{spec_path}: {why}")
+
+
+def cannot_run(workload: str) -> str:
+    """Why the gem5 backend cannot run the workload, or "" if it can."""
+    if load_workload(workload).scratch_disks:
+        return (f"workload '{workload}' needs scratch disks, which the gem5 backend does not "
+                "attach (X86Board has one IDE disk)")
+    return ""
 
 
 def command(gem5: Path, *, lsq_trace_on: bool) -> list[str]:
