@@ -182,13 +182,14 @@ struct tuple {
 static struct insn *insns[BUCKETS];
 static struct block *blocks[BUCKETS];
 
-/* A hash of up to three words, 24 bits: a bucket of a table of 2^24 or fewer. */
-static uint32_t bucket(uint64_t a, uint64_t b, uint64_t c)
+/* A hash of up to three words, 48 bits: a bucket of a table of 2^48 or fewer
+ * (the tuple tables grow past 2^24 buckets at the seeds' scale). */
+static uint64_t bucket(uint64_t a, uint64_t b, uint64_t c)
 {
 	uint64_t h = (a * 0x9e3779b97f4a7c15ull) ^ (b * 0xbf58476d1ce4e5b9ull) ^ c;
 
 	h ^= h >> 29;
-	return (uint32_t)(h * 0x94d049bb133111ebull >> 40);
+	return h * 0x94d049bb133111ebull >> 16;
 }
 
 /*
@@ -232,23 +233,20 @@ static void tally_init(struct tally *t)
 
 static uint64_t tuple_hash(const struct key *key)
 {
-	uint64_t w[4], h;
+	uint64_t w[4];
 
 	memcpy(w, key, sizeof(w));
-	h = (w[0] * 0x9e3779b97f4a7c15ull) ^ (w[1] * 0xbf58476d1ce4e5b9ull) ^
-	    (w[2] * 0x94d049bb133111ebull) ^ (w[3] * 0xd6e8feb86659fd93ull);
-	h ^= h >> 31;
-	return h * 0x9e3779b97f4a7c15ull >> 16;
+	return bucket(w[0], w[1], w[2] ^ w[3] * 0xd6e8feb86659fd93ull);
 }
 
 /*
  * Twice the buckets, once the table holds as many tuples as buckets: at
  * default scale the fork storm counts 5 million miss tuples, and walking
  * chains five deep in a table of a million buckets, a cache miss a step,
- * took 18% of the run (perf, bench/README.md).  The tuples stay where they are (an
- * instruction's last_miss points at one); only the chains are relinked, in
- * the order of the old buckets, so the table's order, and with it the
- * output's, depends only on what was counted.
+ * took 18% of the run (perf, bench/README.md).  The tuples stay where they
+ * are (an instruction's last_miss points at one); only the chains are
+ * relinked, in the order of the old buckets, so the table's order, and with
+ * it the output's, depends only on what was counted.
  */
 static void table_grow(struct table *t)
 {
