@@ -1,8 +1,12 @@
 """Reads after partial writes from the O3 LSQUnit debug trace, on lines
 written in the shape of gem5 v24.0's DPRINTFs (src/cpu/o3/lsq_unit.cc)."""
 
+import builtins
 import stat
+import threading
+import time
 
+from hotline.simulate.gem5 import lsq_trace
 from hotline.simulate.gem5.lsq_trace import PipeReader, count_partial_overlaps
 
 U0 = "board.processor.cores0.core.iew.lsq.thread0"
@@ -61,6 +65,24 @@ def test_a_pipe_gem5_never_opened_ends_empty(tmp_path):
     reader = PipeReader(tmp_path / "lsq.trace")
     frame = reader.finish()         # gem5 failed before opening its debug file
     assert frame.empty and not (tmp_path / "lsq.trace").exists()
+
+
+def test_finish_before_the_reading_thread_opened_the_pipe(tmp_path, monkeypatch):
+    """gem5 failed at once, and finish() came before the reading thread had
+    opened its end (a loaded machine starts threads late): finish() must not
+    wait for a writer that will never come."""
+    def late_open(*args, **kwargs):
+        time.sleep(0.5)
+        return builtins.open(*args, **kwargs)
+
+    monkeypatch.setattr(lsq_trace, "open", late_open, raising=False)
+    reader = PipeReader(tmp_path / "lsq.trace")
+    finished = []
+    finishing = threading.Thread(target=lambda: finished.append(reader.finish()), daemon=True)
+    finishing.start()
+    finishing.join(timeout=30)
+    assert finished, "finish() still waiting after 30 s"
+    assert finished[0].empty and not (tmp_path / "lsq.trace").exists()
 
 
 def test_empty_trace():

@@ -32,6 +32,7 @@ import errno
 import os
 import re
 import threading
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -108,13 +109,20 @@ class PipeReader:
             self._error = e
 
     def finish(self) -> pd.DataFrame:
-        if not self._opened.is_set():
-            # gem5 ended without opening the pipe: be the writer that closes it.
+        # gem5 ended without opening the pipe: be the writer that closes it,
+        # so that the reading thread's open returns and it reads an empty
+        # trace.  Opening the write end without blocking fails (ENXIO) while
+        # no reader has the pipe open: the thread may not have reached its
+        # open yet (threads start late on a loaded machine), so try again
+        # until it has, or has ended.
+        while not self._opened.is_set() and self._thread.is_alive():
             try:
                 os.close(os.open(self.path, os.O_WRONLY | os.O_NONBLOCK))
+                break
             except OSError as e:
-                if e.errno != errno.ENXIO:      # ENXIO: the reader is done already
+                if e.errno != errno.ENXIO:
                     raise
+            time.sleep(0.01)
         self._thread.join()
         self.path.unlink(missing_ok=True)
         if self._error is not None:
