@@ -29,6 +29,7 @@ from pathlib import Path
 
 from hotline import specs
 from hotline.disk_image import build_image
+from hotline.experiment import hotline_revision
 from hotline.kernel.build import build_kernel
 from hotline.simulate import guest_log
 from hotline.simulate.command_line import kernel_command_line
@@ -63,6 +64,7 @@ def main() -> None:
         raise SystemExit(f"bench: {args.contrib_cache}: no such file; build QEMU's "
                          "contrib/plugins/cache.c as bench/README.md says")
 
+    revision = hotline_revision()     # now: the tree may change during a long run
     system = specs.load_system("skylake-4core")
     kernel, image = build_kernel("baseline"), build_image()
     params = load_workload("forkstorm").resolve_params(args.scale, {})
@@ -93,13 +95,16 @@ def main() -> None:
                 line = (run_dir / "plugin.out").read_text().splitlines()[0]
                 roi = {k: int(v) for k, v in (f.split("=") for f in line.split()[2:])}
         rows.append({"plugin": name or "none", "wall_seconds": round(wall, 1), "roi": roi})
+        if plugin:
+            rows[-1]["build"] = plugin.key
         if name == CONTRIB_CACHE:
             rows[-1].update(options=contrib_cache_options(system), sha256=hashlib.sha256(
                 args.contrib_cache.read_bytes()).hexdigest())
     for row in rows:
         row["slowdown"] = round(row["wall_seconds"] / rows[0]["wall_seconds"], 2)
     result = {"benchmark": "plugin_overhead", "mode": args.mode, "workload": "forkstorm",
-              "params": params, "system": "skylake-4core", "host": platform.node(),
+              "params": params, "system": "skylake-4core", "hotline": revision,
+              "host": platform.node(),
               "host_cpus": os.cpu_count(), "qemu": qemu.qemu_version(),
               "kernel": kernel.key, "date": time.strftime("%Y-%m-%d"), "runs": rows}
     RESULTS.mkdir(exist_ok=True)
