@@ -73,6 +73,19 @@ def test_three_lines_in_one_two_way_set_are_conflicts():
     assert {a.source for a in again} == {"l2"} and {a.cycles for a in again} == {10}
 
 
+def test_a_line_used_again_after_another_is_the_newest_of_its_set():
+    # Lines 1, 9 and 17 map to L1 set 1 (2-way).  1, 9, then 1 again: the
+    # set's newest line is 1, so 17 evicts 9, and 1 still hits.  9 then
+    # misses in the L1 and hits the L2; a 16-line fully associative cache
+    # would still hold it: conflict.
+    model = small()
+    got = [model.access(0, "load", l * LINE) for l in [1, 9, 1, 17, 1, 9]]
+    assert [(a.l1, a.l2) for a in got] == [
+        ("compulsory", "compulsory"), ("compulsory", "compulsory"), ("hit", "not-reached"),
+        ("compulsory", "compulsory"), ("hit", "not-reached"), ("conflict", "hit")]
+    assert model.check() is None
+
+
 def test_mesi_between_two_cores():
     m = small(cores=2)
     x = 0x1000
@@ -357,3 +370,22 @@ def test_agrees_with_the_reference_model(cores, accesses):
         core %= cores
         got = model.access(core, kind, line * LINE, pc=i)
         assert (got.l1, got.l2, got.stolen_by) == reference.access(core, kind, line, i), i
+
+
+# Few lines, so that a core goes back and forth between lines of other sets
+# (0, 1, 2, 9) and of one set (0 and 8; 1, 9 and 17, more than its 2 ways)
+# while other cores write and read those lines away; the model must agree
+# with the reference and stay consistent (cm_check) after every access.
+FEW_LINES = st.lists(st.tuples(st.integers(0, 3), st.sampled_from(["ifetch", "load", "store", "rmw"]),
+                               st.sampled_from([0, 1, 2, 8, 9, 17])), max_size=300)
+
+
+@settings(max_examples=200, deadline=None)
+@given(cores=st.integers(1, 4), accesses=FEW_LINES)
+def test_alternating_lines_agree_with_the_reference_model(cores, accesses):
+    model, reference = small(cores=cores), ReferenceModel(cores)
+    for i, (core, kind, line) in enumerate(accesses):
+        core %= cores
+        got = model.access(core, kind, line * LINE, pc=i)
+        assert (got.l1, got.l2, got.stolen_by) == reference.access(core, kind, line, i), i
+        assert model.check() is None, (i, model.check())
