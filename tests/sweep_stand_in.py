@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from hotline import sealed
 from hotline.disk_image import planned_image
 from hotline.experiment import RunResult
 from hotline.kernel.build import planned_kernel
@@ -87,10 +88,12 @@ def execute(run, spec, spec_path, kernel, image, plugin, out_dir, rerun):
                 "status": "failed" if failure else "ok", "failure": failure,
                 "created": datetime.now(timezone.utc).isoformat(timespec="microseconds"),
                 "wall_seconds": 1.5, "guest": {"summary": {"repeat": run.repeat}}}
-    (work / "manifest.json").write_text(json.dumps(manifest))
     if not failure:
         pd.DataFrame({"run": [run.run_id] * 2, "pc": [1, 2], "count": [10, run.repeat]}) \
             .to_parquet(work / "misses.parquet", index=False)
+    # As execute() lists them: what done.damage() checks the folder against.
+    manifest["files"] = sealed.describe(work)
+    (work / "manifest.json").write_text(json.dumps(manifest))
     target = final.with_name(final.name + ".failed") if failure else final
     shutil.rmtree(target, ignore_errors=True)
     work.rename(target)

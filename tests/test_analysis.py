@@ -13,6 +13,7 @@ from hotline.analysis.listing import lock_and_unlock, lock_and_unlock_in_code
 from hotline.analysis.results import Results
 from hotline.errors import HotlineError
 from hotline.results import schema
+from tests.made_runs import write_gathered
 
 
 def miss(variant, symbol, offset, level, cause, count, cycles, obj="kernel-other", field=""):
@@ -81,15 +82,14 @@ def test_lock_and_unlock_from_the_kernels_disassembly():
 def test_gathered_results_are_labelled_by_run(tmp_path):
     manifest = {"inputs": {"system": {"spec": {"cpus": 4}}},
                 "guest": {"counters": {"counters": {"chain_lock": 7}}}}
-    pd.DataFrame([
+    write_gathered(tmp_path, pd.DataFrame([
         {"run_id": "r1", "variant": "a", "workload": "w", "system": "s", "repeat": 0,
          "params": json.dumps({"measure": 1}), "status": "ok",
          "summary": json.dumps({"x": 1}), "manifest": json.dumps(manifest)},
         {"run_id": "r2", "variant": "b", "workload": "w", "system": "s", "repeat": 0,
          "params": json.dumps({"measure": 2}), "status": "failed", "summary": None,
          "manifest": None},
-    ]).to_parquet(tmp_path / "runs.parquet")
-    pd.DataFrame({"run": ["r1", "r2"], "count": [3, 4]}).to_parquet(tmp_path / "misses.parquet")
+    ]), {"misses": pd.DataFrame({"run": ["r1", "r2"], "count": [3, 4]})})
     results = Results(tmp_path)
     table = results.table("misses")
     assert table[["variant", "cpus", "count"]].values.tolist() == [["a", 4, 3]]
@@ -105,12 +105,11 @@ def test_a_table_no_run_made_reads_empty_with_its_columns(tmp_path):
     frames with their schema's columns and the labels, so that a measure on
     them gives nothing rather than a KeyError."""
     manifest = {"inputs": {"system": {"spec": {"cpus": 4}}, "backend": {"name": "gem5"}}}
-    pd.DataFrame([{"run_id": "r1", "variant": "a", "workload": "w", "system": "s",
-                   "repeat": 0, "params": "{}", "status": "ok", "backend": "gem5",
-                   "summary": None, "manifest": json.dumps(manifest)}]).to_parquet(
-        tmp_path / "runs.parquet")
-    pd.DataFrame({"run": ["r1"], "cpu": [0], "instructions": [10]}).to_parquet(
-        tmp_path / "roi.parquet")
+    write_gathered(tmp_path, pd.DataFrame([
+        {"run_id": "r1", "variant": "a", "workload": "w", "system": "s", "repeat": 0,
+         "params": "{}", "status": "ok", "backend": "gem5", "summary": None,
+         "manifest": json.dumps(manifest)}]),
+        {"roi": pd.DataFrame({"run": ["r1"], "cpu": [0], "instructions": [10]})})
     results = Results(tmp_path)
     assert results.has("roi") and not results.has("rapw")
     assert results.backends == ["gem5"]

@@ -11,9 +11,10 @@ import subprocess
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pytest
 
-from hotline import paths
+from hotline import paths, sealed
 from hotline.analysis import claims
 from hotline.analysis.claims import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
 from hotline.analysis.results import Results
@@ -748,7 +749,8 @@ def gem5_shaped(source: Path, target: Path) -> Path:
     pd.read_parquet(source / "roi.parquet").to_parquet(target / "roi.parquet")
     runs = pd.read_parquet(source / "runs.parquet")
     runs["backend"] = "gem5"
-    runs.to_parquet(target / "runs.parquet")
+    # Sealed, as gathering writes it.
+    sealed.write_index(target, "runs.parquet", pa.Table.from_pandas(runs, preserve_index=False))
     return target
 
 

@@ -21,6 +21,7 @@ from hotline.simulate.backend import Outcome
 from hotline.simulate.qemu import simulator as qemu
 from hotline.sweep import done, engine, gather, layout, workflow
 from hotline.workloads import load_workload
+from tests.made_runs import write_run
 from tests.test_sweep import journal, out_dir, sandbox, started  # noqa: F401 (a fixture)
 
 GOOD = """
@@ -146,13 +147,13 @@ class Stand_in:
 
 def test_a_full_disk_while_writing_the_manifest(tmp_path, monkeypatch):
     runner = Stand_in(tmp_path, monkeypatch)
-    write_text = Path.write_text
+    write_bytes = Path.write_bytes
 
     def full(self, *args, **kwargs):
         if self.name.startswith("manifest.json"):
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        return write_text(self, *args, **kwargs)
-    monkeypatch.setattr(Path, "write_text", full)
+        return write_bytes(self, *args, **kwargs)
+    monkeypatch.setattr(Path, "write_bytes", full)
     with pytest.raises(HotlineError) as e:
         runner.execute()
     assert "\n" not in str(e.value)
@@ -194,27 +195,25 @@ TABLES = {name: list(columns) for name, columns in schema.TABLES.items()}
 def report_ready_run(tmp_path) -> Path:
     """A run directory whose manifest says it has tables, and has them
     (empty, with the columns hotline-cache's tables have)."""
-    run = tmp_path / "results" / "exp" / "r1"
-    run.mkdir(parents=True)
-    (run / "manifest.json").write_text(json.dumps(
-        {"run_id": "r1", "status": "ok", "failure": None,
-         "tables": {n: f"{n}.parquet" for n in TABLES}}))
-    for name, columns in TABLES.items():
-        pd.DataFrame({c: [] for c in columns}).to_parquet(run / f"{name}.parquet")
-    return run
+    return write_run(tmp_path / "results" / "exp" / "r1",
+                     {"status": "ok", "failure": None,
+                      "tables": {n: f"{n}.parquet" for n in TABLES}},
+                     {name: pd.DataFrame({c: [] for c in columns})
+                      for name, columns in TABLES.items()})
 
 
 def test_report_of_a_corrupt_table(tmp_path, capsys):
     run = report_ready_run(tmp_path)
     (run / "coherence.parquet").write_bytes(b"PAR1 not really")
     err = fails(capsys, "report", str(run))
-    assert f"{run / 'coherence.parquet'}: not a readable Parquet table (" in err
+    assert f"{run / 'coherence.parquet'}: 15 bytes where " in err
     assert f"the run is damaged: delete {run} and run its experiment again" in err
 
 
 def test_report_of_a_table_of_another_schema(tmp_path, capsys):
     run = report_ready_run(tmp_path)
-    pd.DataFrame({"run": ["r1"], "pc": [1]}).to_parquet(run / "misses.parquet")
+    manifest = json.loads((run / "manifest.json").read_text())
+    write_run(run, manifest, {"misses": pd.DataFrame({"run": ["r1"], "pc": [1]})})
     err = fails(capsys, "report", str(run))
     assert f"{run / 'misses.parquet'}: lacks the column(s) cpu, space, kind" in err
 
@@ -235,9 +234,7 @@ def test_gather_sets_aside_a_run_whose_table_is_corrupt(sandbox):  # noqa: F811
     sweep = workflow.load_sweep(sandbox)
     good, bad = sweep.runs[0].run_id, sweep.runs[1].run_id
     for run_id in (good, bad):
-        (out / run_id).mkdir(parents=True)
-        (out / run_id / "manifest.json").write_text(json.dumps({"run_id": run_id}))
-        pd.DataFrame({"run": [run_id], "pc": [1]}).to_parquet(out / run_id / "misses.parquet")
+        write_run(out / run_id, {}, {"misses": pd.DataFrame({"run": [run_id], "pc": [1]})})
         (out / layout.RECORDS).mkdir(parents=True, exist_ok=True)
         (out / layout.record_path(run_id)).write_text(json.dumps(
             {"status": "ok", "failure": None, "directory": run_id, "guest_log": None,
@@ -246,7 +243,7 @@ def test_gather_sets_aside_a_run_whose_table_is_corrupt(sandbox):  # noqa: F811
     frame = gather.gather(sweep.spec_path, out).set_index("run_id")
     assert frame.loc[good, "status"] == "ok" and frame.loc[bad, "status"] == "failed"
     assert frame.loc[bad, "failure"].startswith(
-        f"{out / bad / 'misses.parquet'}: not a readable Parquet table")
+        f"{out / bad / 'misses.parquet'}: 14 bytes where ")
     assert list(pd.read_parquet(out / "misses.parquet")["run"]) == [good]
     # No directory named as a valid result is left, and the record says failed.
     assert not (out / bad).exists() and (out / f"{bad}.failed").is_dir()

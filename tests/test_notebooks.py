@@ -11,7 +11,9 @@ import shutil
 import pandas as pd
 import pytest
 
-from hotline import cli, paths
+import pyarrow.parquet as pq
+
+from hotline import cli, paths, sealed
 from hotline.analysis import claims, claims_page
 from hotline.analysis.cost import function_shares, instruction_listing, run_cost
 from hotline.analysis.listing import lock_and_unlock
@@ -95,7 +97,9 @@ def test_a_failed_analysis_leaves_no_pages(tmp_path):
     (results / "analysis").mkdir()
     for notebook in notebooks():
         (results / "analysis" / f"{notebook.stem}.html").write_text("<html>earlier</html>")
-    (results / "misses.parquet").write_bytes(b"not a parquet file")
+    # Tables that are gathered (sealed) but not what the notebooks need.
+    pd.DataFrame({"run": pd.Series(dtype="string")}).to_parquet(results / "misses.parquet")
+    sealed.write_index(results, "runs.parquet", pq.read_table(results / "runs.parquet"))
     with pytest.raises(HotlineError, match=r"notebook claims\.ipynb failed at cell"):
         analyse(results)
     assert not list((results / "analysis").glob("*.html"))

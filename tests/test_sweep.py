@@ -21,6 +21,7 @@ from hotline.kernel import config, source
 from hotline.simulate import qemu
 from hotline.sweep import engine, gather, layout, workflow
 from hotline.sweep.workflow import load_sweep
+from tests.made_runs import write_run
 
 SPEC = """
 description = "sweep test"
@@ -303,9 +304,7 @@ def test_gather_unifies_tables_and_drops_stale_ones(sandbox, tmp_path):
     for run_id, frame in ((first, pd.DataFrame({"pc": [1], "count": [5]})),
                           (second, pd.DataFrame({"run": [second], "pc": [2], "count": [7],
                                                  "symbol": ["zap_pte_range"]}))):
-        (out / run_id).mkdir(parents=True)
-        (out / run_id / "manifest.json").write_text(json.dumps({"wall_seconds": 1.0}))
-        frame.to_parquet(out / run_id / "misses.parquet", index=False)
+        write_run(out / run_id, {"wall_seconds": 1.0}, {"misses": frame})
         (out / layout.RECORDS).mkdir(parents=True, exist_ok=True)
         (out / layout.RECORDS / f"{run_id}.json").write_text(json.dumps(
             {"status": "ok", "failure": None, "directory": run_id, "guest_log": None,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from hotline import paths
 from hotline.console import say
-from hotline.errors import HotlineError
+from hotline.errors import HotlineError, guarded
 
 DEMO_SPEC = paths.CONFIGS / "experiments" / "demo.toml"
 
@@ -250,10 +250,7 @@ def main(argv=None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     args.pytest_args = args.lab_args = [a for a in extra if a != "--"]
     try:
-        return args.func(args)
-    except HotlineError as e:
-        print(f"hotline: error: {e}", file=sys.stderr)
-        return 1
+        return guarded(lambda: args.func(args))
     except KeyboardInterrupt:
         print("hotline: interrupted", file=sys.stderr)
         return 130

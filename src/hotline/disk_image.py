@@ -23,6 +23,7 @@ from hotline import paths
 from hotline.console import phase, say
 from hotline.errors import HotlineError
 from hotline.hashing import hash_file, hash_files, hash_json, short
+from hotline.inputs import read_text
 from hotline.tools import compiler_version, tool_version
 
 RECIPE = 2
@@ -47,7 +48,7 @@ class DiskImage:
         return self.directory / "initramfs.cpio"
 
     def info(self) -> dict:
-        return json.loads((self.directory / "image.json").read_text())
+        return json.loads(read_text(self.directory / "image.json"))
 
 
 def image_inputs() -> dict:

@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import hotline
-from hotline import paths, simulate, specs
+from hotline import outputs, paths, sealed, simulate, specs
 from hotline.console import elapsed, say
 from hotline.disk_image import DiskImage, build_image
 from hotline.errors import HotlineError
@@ -75,17 +75,15 @@ def _write_manifest(work: Path, manifest: dict) -> None:
     """manifest.json, written whole or not at all (a full disk): a
     half-written manifest must never be taken for a result."""
     path = work / "manifest.json"
-    partial = path.with_name(path.name + ".partial")
     try:
-        partial.write_text(json.dumps(manifest, indent=2) + "\n")
-        partial.rename(path)
-    except OSError as e:
+        manifest["files"] = sealed.describe(work)
+        outputs.write_text(path, json.dumps(manifest, indent=2) + "\n")
+    except (OSError, HotlineError) as e:
         # Nothing of the run is kept: it is no result, and what it wrote
         # may be what filled the disk.
         shutil.rmtree(work, ignore_errors=True)
         raise HotlineError(f"run {manifest['run_id']}: its manifest could not be written "
-                           f"({path}: {e.strerror or e}); the run is not recorded: make room "
-                           "and run it again") from None
+                           f"({e}); the run is not recorded") from None
 
 
 def hotline_revision() -> str:
@@ -153,7 +151,7 @@ def execute(run: PlannedRun, spec: specs.ExperimentSpec, spec_path: Path, kernel
 
     work = out_dir / f".{run.run_id}.running"
     shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
+    outputs.make_dir(work)
     outcome = simulate.get_backend(spec.backend).run(Job(
         run_id=run.run_id, workload=run.workload, params=dict(run.params), spec=spec,
         system=system, kernel=kernel, image=image, plugin=plugin, append=append, work=work))

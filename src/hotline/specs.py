@@ -120,12 +120,18 @@ class Group(Strict):
     workloads: list[WorkloadRef] | None = Field(default=None, min_length=1)
 
 
+# Bounds on what one spec may ask, far above any study's (claims-default
+# plans 25 runs) and far below what would make planning it take minutes.
+MAX_REPEATS = 1000
+MAX_RUNS = 10_000
+
+
 class ExperimentSpec(Strict):
     description: str
     backend: Literal[simulate.BACKENDS] = "qemu"
     mode: Literal["deterministic", "parallel"] = "deterministic"
     root: Literal["initramfs", "disk"] = "initramfs"
-    repeats: int = Field(default=1, ge=1)
+    repeats: int = Field(default=1, ge=1, le=MAX_REPEATS)
     timeout_s: int = Field(default=1800, gt=0)
     plugin: str | None = None
     # The scale of every workload that names none, so that one matrix can
@@ -301,6 +307,12 @@ def load_experiment(path: Path) -> ExperimentSpec:
                                        workloads=spec.workloads))
     for i, group in enumerate(spec.also):
         _check_group(path, spec, f"also.{i}.", group)
+    runs = sum(len(g.variants) * len(g.systems) * len(g.workloads) for g in spec.groups()) \
+        * spec.repeats
+    if runs > MAX_RUNS:
+        raise HotlineError(f"{path}: asks for {runs:,} runs (variants x systems x workloads x "
+                           f"repeats, over every group); at most {MAX_RUNS:,}: split it into "
+                           "several experiments")
     # What of it the backend cannot run (a plugin it does not have, a root
     # it cannot boot).
     simulate.get_backend(spec.backend).check_spec(spec, path)

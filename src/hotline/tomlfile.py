@@ -29,12 +29,14 @@ def _allowed_keys(model: type[BaseModel], loc: tuple) -> list[str]:
     return sorted(model.model_fields)
 
 
-def toml_value(value) -> str:
-    """A value as it is written in TOML (true, "4", 1.5), for error messages."""
+def toml_value(value, limit: int = 60) -> str:
+    """A value as it is written in TOML (true, "4", 1.5), for error messages,
+    cut to `limit` characters."""
     try:
-        return json.dumps(value)
-    except (TypeError, ValueError):
-        return str(value)
+        text = json.dumps(value)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def one_line(path: Path, model: type[BaseModel], error: ValidationError) -> str:
@@ -68,6 +70,9 @@ def read(path: Path) -> dict:
                            f"{e.start}); TOML files are UTF-8") from None
     except tomllib.TOMLDecodeError as e:
         raise HotlineError(f"{path}: not valid TOML: {e}") from None
+    except RecursionError:
+        raise HotlineError(f"{path}: nested too deeply to be a hotline spec (arrays or tables "
+                           "inside one another hundreds of levels deep)") from None
 
 
 def parse(path: Path, model: type[BaseModel]):

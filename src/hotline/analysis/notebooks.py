@@ -10,7 +10,7 @@ written as HTML without its code cells' input: a page for readers."""
 
 from pathlib import Path
 
-from hotline import paths
+from hotline import outputs, paths
 from hotline.analysis.results import Results
 from hotline.console import phase, say
 from hotline.errors import HotlineError
@@ -48,15 +48,20 @@ def analyse(results_dir: Path, gem5_dir: Path | None = None) -> dict[str, Path]:
     from nbconvert import HTMLExporter
 
     results_dir = results_dir.resolve()
-    Results(results_dir)  # refuses a directory that is not gathered results
+    out = results_dir / "analysis"
+    # No page of an earlier analysis may outlive a failed one, nor one
+    # refused because its results changed since.
+    if out.is_dir():
+        for notebook in notebooks():
+            try:
+                (out / f"{notebook.stem}.html").unlink(missing_ok=True)
+            except OSError as e:
+                raise outputs.cannot_write(out / f"{notebook.stem}.html", e) from None
+    Results(results_dir)  # refuses a directory that is not gathered results, whole
     if gem5_dir is not None:
         gem5_dir = gem5_dir.resolve()
         gem5_results(gem5_dir)
-    out = results_dir / "analysis"
-    out.mkdir(exist_ok=True)
-    # No page of an earlier analysis may outlive a failed one.
-    for notebook in notebooks():
-        (out / f"{notebook.stem}.html").unlink(missing_ok=True)
+    outputs.make_dir(out)
     pages = {}
     for notebook in notebooks():
         executed, page = out / notebook.name, out / f"{notebook.stem}.html"
@@ -78,7 +83,7 @@ def analyse(results_dir: Path, gem5_dir: Path | None = None) -> dict[str, Path]:
         hide = bool(node.metadata.get("hotline", {}).get("hide_code"))
         html, _ = HTMLExporter(exclude_input=hide, exclude_input_prompt=hide,
                                exclude_output_prompt=hide).from_notebook_node(node)
-        page.write_text(html)
+        outputs.write_text(page, html, sync=False)
         pages[notebook.stem] = page
     say(f"analysis written to {out}")
     return pages

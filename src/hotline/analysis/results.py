@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow as pa
 
+from hotline import sealed
 from hotline.errors import HotlineError
 from hotline.results import schema
 
@@ -59,6 +60,11 @@ class Results:
             raise HotlineError(f"{self.directory} has no runs.parquet: give the directory of a "
                                "gathered experiment (./hotline run SPEC writes it)")
         self.runs  # read now: a damaged index fails here, with its name
+        # The tables beside it are those gathered with it, whole: a table
+        # missing, cut short or changed would be read as runs that made
+        # nothing, or as other results.
+        if problem := sealed.index_breach(self.directory, "runs.parquet"):
+            raise HotlineError(f"{problem}; {_regather(self.directory / 'runs.parquet')}")
 
     @cached_property
     def runs(self) -> pd.DataFrame:

@@ -30,8 +30,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from hotline import outputs, sealed
 from hotline.analysis.cost import l1_stalls
-from hotline.errors import HotlineError
+from hotline.errors import HotlineError, guarded
 
 MISSES_SUMMED_OVER = ["cpu", "pc", "kind", "source_line"]
 LISTED_SHARE = 0.001
@@ -74,13 +75,14 @@ def slim(source: Path, target: Path) -> dict[str, tuple[int, int]]:
         if "instructions" in tables:
             slimmed["instructions"] = _table(
                 slim_instructions(tables["instructions"].to_pandas(), misses))
-    target = Path(target)
-    target.mkdir(parents=True, exist_ok=True)
-    # runs.parquet last, as gathering writes it: when it is there, the tables are.
-    for name in sorted(slimmed, key=lambda n: n == "runs"):
-        partial = target / f"{name}.parquet.partial"
-        pq.write_table(slimmed[name], partial, compression="zstd", compression_level=19)
-        partial.rename(target / f"{name}.parquet")
+    target = outputs.make_dir(Path(target))
+    compression = {"compression": "zstd", "compression_level": 19}
+    for name in sorted(slimmed):
+        if name != "runs":
+            with outputs.replacing(target / f"{name}.parquet") as partial:
+                pq.write_table(slimmed[name], partial, **compression)
+    # runs.parquet last, sealed, as gathering writes it.
+    sealed.write_index(target, "runs.parquet", slimmed["runs"], **compression)
     return {name: (tables[name].num_rows, slimmed[name].num_rows) for name in tables}
 
 
@@ -119,11 +121,9 @@ def main(argv: list[str]) -> int:
         print(__doc__.rsplit("\n\n", 1)[-1].strip(), file=sys.stderr)
         return 2
     source, target = Path(argv[0]), Path(argv[1])
-    try:
-        rows = slim(source, target)
-    except HotlineError as e:
-        print(f"hotline: error: {e}", file=sys.stderr)
-        return 1
+    rows = {}
+    if status := guarded(lambda: rows.update(slim(source, target))):
+        return status
     for name, (before, after) in rows.items():
         print(f"{name}.parquet: {before} rows -> {after}")
     full, slimmed = notebook_outputs(source), notebook_outputs(target)

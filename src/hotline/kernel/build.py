@@ -22,6 +22,7 @@ from hotline import paths
 from hotline.console import Ticker, elapsed, phase, say
 from hotline.errors import HotlineError
 from hotline.hashing import hash_file, hash_json, short
+from hotline.inputs import read_text
 from hotline.kernel import config, layout, source as kernel_source
 from hotline.kernel.variants import apply_patches, load_variant
 from hotline.tools import compiler_version
@@ -49,7 +50,7 @@ class Kernel:
         return self.directory / "vmlinux"
 
     def info(self) -> dict:
-        return json.loads((self.directory / "kernel.json").read_text())
+        return json.loads(read_text(self.directory / "kernel.json"))
 
 
 def kernel_inputs(variant_name: str, src: kernel_source.KernelSource) -> dict:

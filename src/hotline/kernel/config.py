@@ -13,6 +13,7 @@ from pathlib import Path
 
 from hotline import paths
 from hotline.errors import HotlineError
+from hotline.inputs import read_text
 
 CONFIG_DIR = paths.KERNEL_PATCHES / "config"
 BASE_FRAGMENT = CONFIG_DIR / "base.config"
@@ -53,7 +54,7 @@ def debian_matched(options_file: Path | None = None,
         raise HotlineError(f"Debian's kernel config {debian_config} is missing; "
                            "install the linux-config-6.1 package (./hotline does it)")
     debian = read_config(debian_config)
-    wanted = [line.split("#", 1)[0].strip() for line in options_file.read_text().splitlines()]
+    wanted = [line.split("#", 1)[0].strip() for line in read_text(options_file).splitlines()]
     values = {}
     for name in filter(None, wanted):
         if name not in debian:

@@ -11,7 +11,8 @@ import json
 import sys
 from pathlib import Path
 
-from hotline.errors import HotlineError
+from hotline.errors import HotlineError, guarded
+from hotline.inputs import read_text
 
 # Seed 000 (linux-mm, 2002-07-24): "Instrumentation of pte_chain_lock()"
 # and "p rmap_stats" (the latter from ./doitlots.sh 5).
@@ -65,7 +66,7 @@ def load_run(run_dir: Path) -> tuple[str, dict]:
     manifest = run_dir / "manifest.json"
     if not manifest.is_file():
         raise HotlineError(f"{run_dir}: no manifest.json (not a run directory)")
-    m = json.loads(manifest.read_text())
+    m = json.loads(read_text(manifest))
     entry = (m.get("guest") or {}).get("counters")
     if not entry:
         raise HotlineError(f"{manifest}: no guest.counters (kernel without hotline counters?)")
@@ -89,13 +90,9 @@ def main(argv: list[str]) -> int:
         print(__doc__.strip(), file=sys.stderr)
         return 2
     try:
-        print(c3_table([load_run(Path(a)) for a in argv]))
+        return guarded(lambda: print(c3_table([load_run(Path(a)) for a in argv])))
     except BrokenPipeError:
-        pass
-    except HotlineError as e:
-        print(f"hotline: error: {e}", file=sys.stderr)
-        return 1
-    return 0
+        return 0
 
 
 if __name__ == "__main__":

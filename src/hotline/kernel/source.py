@@ -22,6 +22,7 @@ from hotline import paths
 from hotline.console import phase
 from hotline.errors import HotlineError
 from hotline.hashing import hash_file, short
+from hotline.inputs import read_text
 
 DEBIAN_TARBALL = Path("/usr/src/linux-source-6.1.tar.xz")
 
@@ -45,7 +46,7 @@ class KernelSource:
 
 
 def makefile_version(tree: Path) -> str:
-    return _version((tree / "Makefile").read_text())
+    return _version(read_text(tree / "Makefile"))
 
 
 def _version(makefile: str) -> str:

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hotline import paths
-from hotline.errors import HotlineError
+from hotline.errors import HotlineError, guarded
+from hotline.inputs import read_text
 
 VARIANTS = paths.KERNEL_PATCHES / "variants"
 
@@ -76,7 +77,7 @@ def _read_series(series: Path, including: list[Path], patches: list[Path],
     whose include led here."""
     root = VARIANTS.parent.resolve()
     read.append(series)
-    for line in series.read_text().splitlines():
+    for line in read_text(series).splitlines():
         entry = line.split("#", 1)[0].strip()
         if not entry:
             continue
@@ -133,12 +134,7 @@ def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print(__doc__.strip(), file=sys.stderr)
         return 2
-    try:
-        print("\n".join(str(p) for p in load_variant(argv[0]).patches))
-    except HotlineError as e:
-        print(f"hotline: error: {e}", file=sys.stderr)
-        return 1
-    return 0
+    return guarded(lambda: print("\n".join(str(p) for p in load_variant(argv[0]).patches)))
 
 
 if __name__ == "__main__":

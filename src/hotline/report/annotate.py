@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from hotline import outputs
 from hotline.errors import HotlineError
 from hotline.report import render, tables as rt
 from hotline.report.run import Run, header
@@ -199,10 +200,9 @@ def write_annotation(run_dir: Path, function: str) -> tuple[str, Path, Path]:
     finally:
         source.close()
     text = as_text(run.manifest, a)
-    out = run_dir / "annotate"
-    out.mkdir(exist_ok=True)
+    out = outputs.make_dir(run_dir / "annotate")
     name = render.file_name(function)
     text_path, html_path = out / f"{name}.txt", out / f"{name}.html"
-    text_path.write_text(text)
-    html_path.write_text(as_html(run.manifest, a))
+    outputs.write_text(text_path, text, sync=False)
+    outputs.write_text(html_path, as_html(run.manifest, a), sync=False)
     return text, text_path, html_path

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hotline.errors import HotlineError
+from hotline.inputs import read_text
 
 FLAGS = ["--headless", "--disable-gpu", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--disable-extensions",
@@ -99,8 +100,8 @@ class Browser:
             if self.process.poll() is not None:
                 raise HotlineError(f"chromium exited with status {self.process.returncode} "
                                    f"before opening its DevTools port (log: {self.log.name})")
-            if active.is_file() and active.read_text().strip():
-                return int(active.read_text().split()[0])
+            if active.is_file() and read_text(active).strip():
+                return int(read_text(active).split()[0])
             time.sleep(0.2)
         raise HotlineError(f"chromium opened no DevTools port in {START_S} s (log: "
                            f"{self.log.name})")

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from hotline import paths
+from hotline import outputs, paths
 from hotline.analysis.cost import l1_stalls, run_cost
 from hotline.errors import HotlineError
 from hotline.kernel.build import kernel_directory
@@ -331,7 +331,7 @@ def head(d: Diff) -> list[tuple[str, str]]:
 
 def write_diff(d: Diff, out: Path | None = None) -> tuple[str, Path, Path]:
     out = out or paths.results_dir() / "diff" / f"{d.a.run_id}--vs--{d.b.run_id}"
-    out.mkdir(parents=True, exist_ok=True)
+    outputs.make_dir(out)
     report = sections(d)
     lines = [f"{k:9} {v}" for k, v in head(d)]
     text = render.as_text_sections(lines, report)
@@ -339,9 +339,10 @@ def write_diff(d: Diff, out: Path | None = None) -> tuple[str, Path, Path]:
         for p in s.pictures:
             p.write(out / render.PICTURES)
     text_path, html_path = out / "diff.txt", out / "diff.html"
-    text_path.write_text(text)
-    html_path.write_text(render.page(f"hotline diff {d.names[0]} vs {d.names[1]}", head(d),
-                                     [render.section_html(s) for s in report]))
+    outputs.write_text(text_path, text, sync=False)
+    outputs.write_text(html_path, render.page(f"hotline diff {d.names[0]} vs {d.names[1]}",
+                                              head(d), [render.section_html(s) for s in report]),
+                       sync=False)
     return text, text_path, html_path
 
 

@@ -22,6 +22,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
+from hotline import outputs
 from hotline.results.schema import CAUSES, UNKNOWN_CAUSE
 
 # One colour per miss cause, used by every picture (and the legend says it).
@@ -42,11 +43,9 @@ class Picture:
 
     def write(self, directory: Path) -> Path:
         """Write NAME.png and NAME.svg into directory; the PNG's path."""
-        directory.mkdir(parents=True, exist_ok=True)
-        (directory / f"{self.name}.svg").write_bytes(self.svg)
-        path = directory / f"{self.name}.png"
-        path.write_bytes(self.png)
-        return path
+        outputs.make_dir(directory)
+        outputs.write_bytes(directory / f"{self.name}.svg", self.svg, sync=False)
+        return outputs.write_bytes(directory / f"{self.name}.png", self.png, sync=False)
 
     def html(self, link_dir: str) -> str:
         """A <figure> with the PNG embedded (the page stays one file) and a

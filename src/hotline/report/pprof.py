@@ -33,7 +33,9 @@ from pathlib import Path
 import pandas as pd
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
+from hotline import outputs
 from hotline.errors import HotlineError
+from hotline.inputs import read_text
 from hotline.results.objects import KERNEL_START, describe
 from hotline.results.schema import CAUSES, LEVELS
 
@@ -126,7 +128,7 @@ def parse_proto3(text: str, name: str) -> descriptor_pb2.FileDescriptorProto:
 def messages() -> dict[str, type]:
     """The message classes of pprof.proto, by name."""
     pool = descriptor_pool.DescriptorPool()
-    file = pool.Add(parse_proto3(PROTO.read_text(), PROTO.name))
+    file = pool.Add(parse_proto3(read_text(PROTO), PROTO.name))
     return {name: message_factory.GetMessageClass(
         pool.FindMessageTypeByName(f"{PACKAGE}.{name}")) for name in file.message_types_by_name}
 
@@ -259,8 +261,8 @@ def profile(misses: pd.DataFrame, vmlinux: Path | None, comments: list[str],
 
 def write(p, path: Path) -> Path:
     """The profile, gzip-compressed (as pprof stores them), reproducibly."""
-    path.write_bytes(gzip.compress(p.SerializeToString(deterministic=True), mtime=0))
-    return path
+    return outputs.write_bytes(path, gzip.compress(p.SerializeToString(deterministic=True),
+                                                   mtime=0))
 
 
 def read(path: Path):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from hotline import outputs
 from hotline.report import c2c
 from hotline.report import pictures as pic
 from hotline.report import tables as rt
@@ -196,6 +197,6 @@ def write_report(run_dir: Path) -> tuple[str, Path, Path]:
     for s in report:
         for p in s.pictures:
             p.write(run_dir / PICTURES)
-    text_path.write_text(text)
-    html_path.write_text(as_html(manifest, report))
+    outputs.write_text(text_path, text, sync=False)
+    outputs.write_text(html_path, as_html(manifest, report), sync=False)
     return text, text_path, html_path

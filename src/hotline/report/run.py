@@ -10,12 +10,13 @@ from pathlib import Path
 
 from hotline import paths
 from hotline.errors import HotlineError
+from hotline.inputs import read_text
 from hotline.kernel.build import kernel_directory
 from hotline.report import tables as rt
 from hotline.results.objects import announced_objects
 from hotline.results.symbols import Symbolizer
 from hotline.simulate import guest_log
-from hotline.sweep.done import latest_attempt, read_manifest
+from hotline.sweep.done import damage, latest_attempt, read_manifest
 from hotline.sweep.layout import record_path
 
 
@@ -64,6 +65,8 @@ def read_run(run_dir: Path) -> dict:
         raise HotlineError(f"{run_dir}: the run failed: {manifest.get('failure')}; a failed "
                            f"run has no tables to report (its guest log: "
                            f"{run_dir / guest_log.FILE})")
+    if problem := damage(run_dir):
+        raise HotlineError(f"{problem}: the run is damaged: {redo(run_dir)}")
     if "misses" not in (manifest.get("tables") or {}):
         raise HotlineError(f"{run_dir} has no results tables: the report needs a run made "
                            "with plugin = \"hotline-cache\"")
@@ -103,11 +106,13 @@ class Run:
         try:
             kernel = kernel_dir(manifest)
             header(manifest)
-        except (KeyError, TypeError) as e:
+            run = cls(run_dir, manifest, tables, kernel)
+            run.cpus, run.line_bytes  # numbers, or the manifest is not one hotline wrote
+        except (KeyError, TypeError, ValueError) as e:
             raise HotlineError(f"{run_dir / 'manifest.json'}: not a manifest the report can "
                                f"read ({type(e).__name__}: {e}; written by another version "
                                f"of hotline?): {redo(run_dir)}") from None
-        return cls(run_dir, manifest, tables, kernel)
+        return run
 
     @property
     def run_id(self) -> str:
@@ -136,14 +141,14 @@ class Run:
     @cached_property
     def layout(self) -> dict:
         """The build's struct page facts (layout.json)."""
-        return json.loads((self.kernel / "layout.json").read_text())
+        return json.loads(read_text(self.kernel / "layout.json"))
 
     @cached_property
     def kernel_symbols(self) -> dict[str, int]:
         """Address of every symbol in the build's System.map, by name (the
         first, where a name repeats)."""
         starts: dict[str, int] = {}
-        for line in (self.kernel / "System.map").read_text().splitlines():
+        for line in read_text(self.kernel / "System.map").splitlines():
             fields = line.split()
             if len(fields) == 3:
                 starts.setdefault(fields[2], int(fields[0], 16))

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from hotline.errors import HotlineError
 from hotline.hashing import hash_file
+from hotline.inputs import read_text
 from hotline.kernel import source as kernel_source
 from hotline.kernel.variants import apply_patches, load_variant
 
@@ -40,7 +41,7 @@ class SourceText:
 
     @classmethod
     def of_build(cls, kernel_dir: Path) -> "SourceText":
-        return cls(json.loads((kernel_dir / "kernel.json").read_text()))
+        return cls(json.loads(read_text(kernel_dir / "kernel.json")))
 
     @cached_property
     def tree(self) -> Path | None:

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from hotline.inputs import read_text
 from hotline.results.symbols import Symbolizer
 
 KERNEL_START = 0xffff800000000000
@@ -55,7 +56,7 @@ class ObjectMap:
 
     @classmethod
     def for_kernel(cls, kernel_dir: Path, guest_log: str) -> "ObjectMap":
-        layout = json.loads((kernel_dir / "layout.json").read_text())
+        layout = json.loads(read_text(kernel_dir / "layout.json"))
         return cls(layout, Symbolizer(kernel_dir / "vmlinux"), announced_objects(guest_log))
 
     def page_field(self, offset: int) -> str:

@@ -5,12 +5,14 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from hotline.errors import PREFIX
+
 # The guest's console, as every backend leaves it in the run directory.
 FILE = "guest.log"
 PANIC = re.compile(r"Kernel panic|BUG: |Oops|general protection fault")
 CPUS_BROUGHT_UP = re.compile(r"smp: Brought up \d+ nodes?, (\d+) CPUs?")
 INIT_CPUS = re.compile(r"^hotline: cpus-online=(\S+) count=(\d+)", re.M)
-ERROR = re.compile(r"^hotline: error: (.*)$", re.M)
+ERROR = re.compile(rf"^{re.escape(PREFIX)}(.*)$", re.M)
 WORKLOAD_END = re.compile(r"^hotline: workload (\S+) end status=(\d+)", re.M)
 SUMMARY = re.compile(r"^hotline-summary: (\{.*\})\s*$", re.M)
 COUNTERS = re.compile(r"^hotline-counters: (\{.*\})\s*$", re.M)

@@ -1,8 +1,10 @@
 """What done means for a run, decided here and only here.
 
 A run is done when the record of its latest attempt says ok and its
-directory RUN-ID/ is a complete result (a manifest and tables that can be
-read) whose key is the key of the run's inputs now.  What follows:
+directory RUN-ID/ is a complete result (damage() finds nothing: a manifest
+of this run, naming every table beside it with its size and content hash,
+and tables that are exactly those) whose key is the key of the run's inputs
+now.  What follows:
 
 - experiment.execute() simulates a run unless its directory's key is the
   run's key now (reusable); --rerun simulates it regardless.
@@ -21,6 +23,8 @@ read) whose key is the key of the run's inputs now.  What follows:
   that cannot be read is removed, so that its attempt is made again.
   ./hotline run reads every record this way before Snakemake plans
   (settle), and gathering reads those of the runs it gathers (read_record).
+  A dry run reads them the same way (judge) and changes nothing, so that it
+  says what the real run would do.
 - A step that dies without recording anything (killed, out of memory)
   leaves its record missing: Snakemake runs it again.
 """
@@ -30,9 +34,8 @@ import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 
+from hotline import outputs, sealed
 from hotline.console import say
 from hotline.errors import HotlineError
 from hotline.simulate import guest_log
@@ -45,10 +48,10 @@ def read_manifest(path: Path) -> dict:
     """A run's manifest.json; a one-line error saying what is wrong with it
     if it is missing, not JSON or not a JSON object."""
     try:
-        manifest = json.loads(path.read_text())
+        manifest = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise HotlineError(f"{path}: missing") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+    except (OSError, ValueError, RecursionError) as e:
         raise HotlineError(f"{path}: unreadable ({e})") from None
     if not isinstance(manifest, dict):
         raise HotlineError(f"{path}: unreadable (a JSON {type(manifest).__name__}, not an "
@@ -59,33 +62,34 @@ def read_manifest(path: Path) -> dict:
 def reusable(run_dir: Path, run_id: str, key: str) -> bool:
     """Whether run_dir holds the result of a run with this key.  A damaged
     result counts as none, and is removed: the run is made again."""
-    manifest_path = run_dir / "manifest.json"
-    if not manifest_path.exists():
+    if not (run_dir / "manifest.json").exists():
         return False
-    try:
-        return read_manifest(manifest_path).get("key") == key
-    except HotlineError as e:
-        say(f"run {run_id}: {e}; running it again")
+    if problem := damage(run_dir):
+        say(f"run {run_id}: {problem}; running it again")
         shutil.rmtree(run_dir)
         return False
+    return read_manifest(run_dir / "manifest.json").get("key") == key
 
 
 def damage(run_dir: Path) -> str | None:
-    """What makes a run directory recorded as ok unusable, or None."""
+    """What makes a run directory unusable as the result its manifest
+    describes, or None: a manifest that cannot be read, or that is another
+    run's (a folder copied over another), or tables that are not exactly
+    those the run wrote (sealed.breach against the manifest's "files")."""
+    manifest_path = run_dir / "manifest.json"
     try:
-        read_manifest(run_dir / "manifest.json")
+        manifest = read_manifest(manifest_path)
     except HotlineError as e:
         return str(e)
-    for table in sorted(run_dir.glob("*.parquet")):
-        try:
-            pq.read_schema(table)
-        except (OSError, pa.ArrowException) as e:
-            return f"{table}: not a readable Parquet table ({first_line(e)})"
-    return None
-
-
-def first_line(e: Exception) -> str:
-    return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    own = run_dir.name.removesuffix(".failed")
+    if manifest.get("run_id") != own:
+        return (f"{manifest_path}: the manifest of run {manifest.get('run_id')!r}, not of "
+                f"{own!r} (a run folder copied over another?)")
+    files = manifest.get("files")
+    if not isinstance(files, dict):
+        return (f"{manifest_path}: names no table with its size and content hash (made by an "
+                "older hotline, or not by hotline)")
+    return sealed.breach(run_dir, files)
 
 
 # ---- a run's records ----------------------------------------------------------
@@ -101,17 +105,19 @@ def latest_attempt(out_dir: Path, run_id: str) -> int:
 def _load(path: Path) -> dict | None:
     """A record, or None if it cannot be read as one."""
     try:
-        record = json.loads(path.read_text())
+        record = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return record if isinstance(record, dict) and "status" in record else None
 
 
-def next_record(out_dir: Path, run_id: str) -> str:
+def next_record(out_dir: Path, run_id: str, again: bool = False) -> str:
     """The name of the record the workflow wants for the run: its latest
-    attempt's if that says ok, a new attempt's otherwise.  Reads only."""
+    attempt's if that says ok, a new attempt's otherwise, or if `again` (a
+    dry run's run that judge() found not done).  Reads only."""
     attempt = latest_attempt(out_dir, run_id)
-    if attempt and (_load(out_dir / record_path(run_id, attempt)) or {}).get("status") == "ok":
+    if not again and attempt and \
+            (_load(out_dir / record_path(run_id, attempt)) or {}).get("status") == "ok":
         return record_name(run_id, attempt)
     return record_name(run_id, attempt + 1)
 
@@ -120,26 +126,22 @@ def write_record(out_dir: Path, run_id: str, attempt: int, record: dict) -> None
     """An attempt's record, written whole, then renamed: a half-written
     record would be taken for a finished run."""
     path = out_dir / record_path(run_id, attempt)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps(record, indent=2) + "\n")
-    partial.rename(path)
+    outputs.make_dir(path.parent)
+    outputs.write_text(path, json.dumps(record, indent=2) + "\n")
 
 
-def read_record(out_dir: Path, run_id: str) -> dict | None:
-    """The run's outcome, from its latest attempt's record, or None if it
-    has none.  A run recorded as ok whose manifest or tables cannot be read
-    is set aside as failed (set_aside), and a record that cannot be read is
-    removed, so that the next sweep makes the run again."""
+def judge(out_dir: Path, run_id: str) -> tuple[dict | None, str | None]:
+    """The run's outcome as its latest attempt's record says it, or None if
+    it has none, and the problem that makes it not done after all: a record
+    that cannot be read, or one that says ok for a damaged directory.
+    Reads only: what "done" means for the dry run and the real one alike."""
     attempt = latest_attempt(out_dir, run_id)
     record = None
     if attempt:
         path = out_dir / record_path(run_id, attempt)
         record = _load(path)
         if record is None:
-            say(f"run {run_id}: {path}: unreadable (not a run's record); removed, so that "
-                "the next ./hotline run makes the run again")
-            path.unlink(missing_ok=True)
+            return None, f"{path}: unreadable (not a run's record)"
     if record is None:
         # A run made in-process (./hotline demo) has its directory but no record.
         for directory, status in ((run_id, "ok"), (f"{run_id}.failed", "failed")):
@@ -156,8 +158,24 @@ def read_record(out_dir: Path, run_id: str) -> dict | None:
                 break
     if record and record["status"] == "ok":
         if problem := damage(out_dir / (record.get("directory") or run_id)):
-            return set_aside(out_dir, run_id, problem)
-    return record
+            return record, problem
+    return record, None
+
+
+def read_record(out_dir: Path, run_id: str) -> dict | None:
+    """The run's outcome, as judge() finds it, with its problem mended: a
+    run recorded as ok whose directory is damaged is set aside as failed
+    (set_aside), and a record that cannot be read is removed, so that the
+    next sweep makes the run again."""
+    record, problem = judge(out_dir, run_id)
+    if problem is None:
+        return record
+    if record is None:
+        say(f"run {run_id}: {problem}; removed, so that the next ./hotline run makes the run "
+            "again")
+        (out_dir / record_path(run_id, latest_attempt(out_dir, run_id))).unlink(missing_ok=True)
+        return judge(out_dir, run_id)[0]
+    return set_aside(out_dir, run_id, problem)
 
 
 def set_aside(out_dir: Path, run_id: str, problem: str) -> dict:
@@ -183,16 +201,24 @@ def set_aside(out_dir: Path, run_id: str, problem: str) -> dict:
     return record
 
 
-def settle(out_dir: Path, run_ids: list[str], heal: bool = True) -> dict[str, dict]:
-    """Every recorded run's outcome, from its latest record, read with
-    read_record before Snakemake plans: a damaged run is set aside and an
-    unreadable record removed now, so that this sweep makes them again.
-    With heal=False (a dry run) the records are only read."""
-    records = {}
+def settle(out_dir: Path, run_ids: list[str], heal: bool = True
+           ) -> tuple[dict[str, dict], set[str]]:
+    """Every recorded run's outcome, from its latest record, judged before
+    Snakemake plans, and the runs that are not done after all.  With heal
+    (a real run) a damaged run is set aside and an unreadable record
+    removed now, so that this sweep makes them again; without (a dry run)
+    nothing changes, and the runs to make again are only named."""
+    records, redo = {}, set()
     for run_id in run_ids:
-        if attempt := latest_attempt(out_dir, run_id):
-            record = read_record(out_dir, run_id) if heal else \
-                _load(out_dir / record_path(run_id, attempt))
-            if record is not None and latest_attempt(out_dir, run_id):
-                records[run_id] = record
-    return records
+        if not latest_attempt(out_dir, run_id):
+            continue
+        if heal:
+            record = read_record(out_dir, run_id)
+        else:
+            record, problem = judge(out_dir, run_id)
+            if problem:
+                say(f"run {run_id}: {problem}; the run would be made again")
+                redo.add(run_id)
+        if record is not None and latest_attempt(out_dir, run_id):
+            records[run_id] = record
+    return records, redo

@@ -20,8 +20,10 @@ import time
 from contextlib import nullcontext
 from pathlib import Path
 
+from hotline import outputs
 from hotline.console import elapsed, say
 from hotline.errors import HotlineError
+from hotline.inputs import read_text
 from hotline.sweep import done, lock
 from hotline.sweep.layout import ENGINE_LOG, GATHER_LOG, INDEX
 from hotline.sweep.progress import Progress, build_log
@@ -42,7 +44,7 @@ def resolve_profile(name: str) -> Path:
 
 
 def memory_mib() -> int:
-    for line in Path("/proc/meminfo").read_text().splitlines():
+    for line in read_text(Path("/proc/meminfo")).splitlines():
         if line.startswith("MemTotal:"):
             return int(line.split()[1]) // 1024
     raise HotlineError("/proc/meminfo has no MemTotal")
@@ -50,10 +52,15 @@ def memory_mib() -> int:
 
 def snakemake_command(sweep: Sweep, *, jobs: int | None = None, profile: Path | None = None,
                       rerun: bool = False, dry_run: bool = False,
-                      kernel_source: str | None = None) -> list[str]:
+                      kernel_source: str | None = None,
+                      redo: set[str] = frozenset()) -> list[str]:
     config = [f"spec={sweep.spec_path}"]
     if kernel_source:
         config.append(f"kernel_source={Path(kernel_source).resolve()}")
+    if redo:
+        # A dry run's runs that are not done after all (done.judge): the
+        # workflow wants their next attempt, as the real run's would.
+        config.append(f"redo={','.join(sorted(redo))}")
     if rerun:
         config.append("rerun=1")
     command = [sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE),
@@ -97,10 +104,10 @@ def run_sweep(spec_path: Path, *, jobs: int | None = None, profile: str | None =
             f"repeat(s); results in {sweep.out_dir}")
         # Every record read as gathering reads it: damaged runs set aside,
         # unreadable records removed, so that this sweep makes them again.
-        records = done.settle(sweep.out_dir, [step.run_id for step in sweep.runs],
-                              heal=not dry_run)
-        sweep = sweep.with_wanted_records()
-        (sweep.out_dir / ".sweep").mkdir(parents=True, exist_ok=True)
+        records, redo = done.settle(sweep.out_dir, [step.run_id for step in sweep.runs],
+                                    heal=not dry_run)
+        sweep = sweep.with_wanted_records(frozenset(redo))
+        outputs.make_dir(sweep.out_dir / ".sweep")
         failed_before = [run_id for run_id, r in records.items() if r["status"] == "failed"]
         done_before = sum(r["status"] == "ok" for r in records.values())
         say(f"{done_before} run(s) have results already" +
@@ -108,7 +115,7 @@ def run_sweep(spec_path: Path, *, jobs: int | None = None, profile: str | None =
             "; " + "; ".join(f"{label} {'cached' if Path(m).exists() else 'to build'}"
                              for label, m in sweep.builds().items()))
         command = snakemake_command(sweep, jobs=jobs, profile=profile_dir, rerun=rerun,
-                                    dry_run=dry_run, kernel_source=kernel_source)
+                                    dry_run=dry_run, kernel_source=kernel_source, redo=redo)
         if dry_run:
             return subprocess.run(command, cwd=sweep.out_dir).returncode
         return _watch(sweep, command, lock_fd)
@@ -118,7 +125,11 @@ def _watch(sweep: Sweep, command: list[str], lock_fd: int) -> int:
     progress = Progress(sweep)
     log_path = sweep.out_dir / ENGINE_LOG
     say(f"Snakemake's log: {log_path}")
-    with open(log_path, "w") as log:
+    try:
+        log = open(log_path, "w")
+    except OSError as e:
+        raise outputs.cannot_write(log_path, e) from None
+    with log:
         log.write(f"$ {' '.join(command)}\n")
         log.flush()
         # Snakemake holds the experiment's lock with this process (the same

@@ -16,18 +16,18 @@ complete.
 """
 
 import json
-from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from hotline import specs
+from hotline import outputs, sealed, specs
 from hotline.console import say
 from hotline.errors import HotlineError
 from hotline.experiment import plan
-from hotline.sweep.done import first_line, read_manifest, read_record, set_aside
+from hotline.sealed import first_line
+from hotline.sweep.done import read_manifest, read_record, set_aside
 from hotline.sweep.layout import INDEX
 
 
@@ -82,11 +82,10 @@ def concatenate(out_dir: Path, frame: pd.DataFrame) -> dict[str, int]:
             sources.setdefault(path.stem, []).append((row.run_id, path))
     written = {}
     for name, parts in sorted(sources.items()):
-        target = out_dir / f"{name}.parquet"
-        partial = target.with_name(target.name + ".partial")
         schema = _unified_schema(name, parts)
         rows = 0
-        with pq.ParquetWriter(partial, schema) as writer, _removed_on_error(partial):
+        with outputs.replacing(out_dir / f"{name}.parquet") as partial, \
+                pq.ParquetWriter(partial, schema) as writer:
             for run_id, path in parts:
                 try:
                     table = _with_run(pq.read_table(path), run_id)
@@ -104,7 +103,6 @@ def concatenate(out_dir: Path, frame: pd.DataFrame) -> dict[str, int]:
                                        f"{name} tables: {e}; run the experiment again "
                                        "with --rerun to make them all anew") from None
                 rows += table.num_rows
-        partial.rename(target)
         written[name] = rows
     return written
 
@@ -123,15 +121,6 @@ def _unified_schema(name: str, parts: list[tuple[str, Path]]) -> pa.Schema:
                                f"tables ({first_line(e)}); run the experiment again with "
                                "--rerun to make them all anew") from None
     return schema.remove_metadata()
-
-
-@contextmanager
-def _removed_on_error(path: Path):
-    try:
-        yield
-    except BaseException:
-        path.unlink(missing_ok=True)
-        raise
 
 
 def _with_run(item, run_id: str | None):
@@ -157,9 +146,7 @@ def gather(spec_path: Path, out_dir: Path) -> pd.DataFrame:
     for stale in out_dir.glob("*.parquet"):
         if stale.stem not in written and stale.name != INDEX:
             stale.unlink()
-    partial = out_dir / f"{INDEX}.partial"
-    frame.to_parquet(partial, index=False)
-    partial.rename(out_dir / INDEX)
+    sealed.write_index(out_dir, INDEX, pa.Table.from_pandas(frame, preserve_index=False))
     counts = frame["status"].value_counts().to_dict()
     say(f"gathered {len(frame)} run(s) ({', '.join(f'{n} {s}' for s, n in counts.items())}) "
         f"into {out_dir / INDEX}" +

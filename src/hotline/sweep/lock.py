@@ -19,6 +19,7 @@ import os
 from contextlib import contextmanager
 from pathlib import Path
 
+from hotline import outputs
 from hotline.errors import HotlineError
 
 LOCK = ".sweep/lock"
@@ -38,7 +39,7 @@ def claim(out_dir: Path, role: str, *, shared: bool = False):
     if path in _claimed:
         yield _claimed[path]
         return
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+    fd = _open(path)
     try:
         _flock(fd, fcntl.LOCK_EX, path)
         os.ftruncate(fd, 0)
@@ -60,19 +61,29 @@ def join(out_dir: Path, role: str) -> None:
     """Hold the lock, shared, until this process ends: a step of the sweep
     that claimed it, which may outlive the driver and Snakemake."""
     path = _path(out_dir)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+    fd = _open(path)
     _flock(fd, fcntl.LOCK_SH, path)
     note(fd, role)
 
 
 def note(fd: int, role: str, pid: int | None = None) -> None:
     """Sign the lock file: pid (default: this process's) holds it as role."""
-    os.write(fd, f"{pid or os.getpid()} {role}\n".encode())
+    try:
+        os.write(fd, f"{pid or os.getpid()} {role}\n".encode())
+    except OSError as e:
+        raise outputs.cannot_write(Path(os.readlink(f"/proc/self/fd/{fd}")), e) from None
+
+
+def _open(path: Path) -> int:
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+    except OSError as e:
+        raise outputs.cannot_write(path, e) from None
 
 
 def _path(out_dir: Path) -> Path:
     path = Path(out_dir) / LOCK
-    path.parent.mkdir(parents=True, exist_ok=True)
+    outputs.make_dir(path.parent)
     return path.resolve()
 
 

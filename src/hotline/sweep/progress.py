@@ -59,7 +59,7 @@ class Progress:
                 if step.run_id in known and known[step.run_id]["_mtime"] == mtime:
                     records[step.run_id] = known[step.run_id]
                     continue
-                record = json.loads(path.read_text())
+                record = json.loads(path.read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 continue  # not there, or being replaced
             records[step.run_id] = dict(record, _mtime=mtime)

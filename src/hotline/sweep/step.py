@@ -33,8 +33,9 @@ from pathlib import Path
 from hotline import specs
 from hotline.console import say
 from hotline.disk_image import build_image
-from hotline.errors import HotlineError
+from hotline.errors import HotlineError, guarded
 from hotline.experiment import execute, plan
+from hotline.inputs import read_text
 from hotline.kernel.build import build_kernel
 from hotline.simulate import guest_log
 from hotline.simulate.qemu.plugins import build_plugin
@@ -102,7 +103,7 @@ def step_run(args) -> None:
             record["guest_log"] = str(directory / guest_log.FILE)
         manifest = out_dir / directory / "manifest.json"
         if manifest.exists():
-            record["wall_seconds"] = json.loads(manifest.read_text())["wall_seconds"]
+            record["wall_seconds"] = json.loads(read_text(manifest))["wall_seconds"]
     record["recorded"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
     done.write_record(out_dir, run.run_id, attempt, record)
 
@@ -139,13 +140,11 @@ def main(argv=None) -> int:
     p.add_argument("spec")
     p.set_defaults(func=step_gather)
     args = parser.parse_args(argv)
-    try:
+
+    def body():
         lock.join(Path.cwd(), f"{lock.STEP} {args.step}")
         args.func(args)
-    except HotlineError as e:
-        print(f"hotline: error: {e}", file=sys.stderr)
-        return 1
-    return 0
+    return guarded(body)
 
 
 if __name__ == "__main__":

@@ -85,11 +85,13 @@ class Sweep:
                 return step
         raise HotlineError(f"{self.spec_path} plans no run '{run_id}'")
 
-    def with_wanted_records(self) -> "Sweep":
+    def with_wanted_records(self, redo: frozenset[str] = frozenset()) -> "Sweep":
         """The same sweep, each run wanting the record done.next_record()
-        names now (after records were set aside or removed)."""
+        names now (after records were set aside or removed, or, in a dry
+        run, for the runs in `redo` that would be)."""
         return dataclasses.replace(self, runs=tuple(
-            dataclasses.replace(step, record_name=next_record(self.out_dir, step.run_id))
+            dataclasses.replace(step, record_name=next_record(
+                self.out_dir, step.run_id, step.run_id in redo))
             for step in self.runs))
 
     def builds(self) -> dict[str, str]:
@@ -105,9 +107,11 @@ def experiment_dir(spec_path: Path) -> Path:
     return (paths.results_dir() / spec_path.stem).resolve()
 
 
-def load_sweep(spec_path: Path, kernel_source: str | None = None) -> Sweep:
+def load_sweep(spec_path: Path, kernel_source: str | None = None,
+               redo: frozenset[str] = frozenset()) -> Sweep:
     """The sweep of one spec.  It reads every input's hash but builds (and
-    unpacks) nothing."""
+    unpacks) nothing.  `redo`: runs a dry run found not done (done.judge),
+    whose next attempt is wanted although their records say ok."""
     spec_path = Path(spec_path).resolve()
     spec = specs.load_experiment(spec_path)
     backend = simulate.get_backend(spec.backend)
@@ -129,7 +133,7 @@ def load_sweep(spec_path: Path, kernel_source: str | None = None) -> Sweep:
         system = systems[run.system]
         needs = (kernels[run.variant], image_marker) + ((plugin,) if plugin else ())
         steps.append(RunStep(
-            run_id=run.run_id, record_name=next_record(out_dir, run.run_id),
+            run_id=run.run_id, record_name=next_record(out_dir, run.run_id, run.run_id in redo),
             variant=run.variant, workload=run.workload, system=run.system, needs=needs,
             conditions=short(hash_json(run_conditions(run, spec, system))),
             # What a simulation asks of a machine is its backend's to say.

@@ -28,6 +28,7 @@ from pathlib import Path
 from hotline import paths
 from hotline.console import elapsed, say
 from hotline.errors import HotlineError
+from hotline.inputs import read_text
 from hotline.simulate.gem5 import params as gem5_params
 from hotline.simulate.gem5 import stats
 from hotline.simulate.gem5.checkpoint import symbol_paddr, vmemmap_mappings
@@ -66,7 +67,7 @@ class Checkpoint:
         return (self.directory / MARKER).is_file()
 
     def info(self) -> dict:
-        return json.loads((self.directory / MARKER).read_text())
+        return json.loads(read_text(self.directory / MARKER))
 
 
 def checkpoint_inputs(machine, *, kernel_key: str, image_key: str, gem5_identity: str) -> dict:
@@ -133,8 +134,8 @@ def _boot(checkpoint: Checkpoint, inputs: dict, machine, *, gem5: Path, boot_dir
     if failure:
         shutil.rmtree(staging, ignore_errors=True)
         return f"gem5 boot (logs in {boot_dir}): {failure}"
-    tick = json.loads((boot_dir / "gem5" / gem5_params.ROI_FILE).read_text())["checkpoint_tick"]
-    boot_stats = stats.parse_dumps((boot_dir / "gem5" / "stats.txt").read_text())
+    tick = json.loads(read_text(boot_dir / "gem5" / gem5_params.ROI_FILE))["checkpoint_tick"]
+    boot_stats = stats.parse_dumps(read_text(boot_dir / "gem5" / "stats.txt"))
     figures = boot_stats[-1] if boot_stats else {}
     shutil.copyfile(boot_dir / guest_log.FILE, staging / guest_log.FILE)
     try:
@@ -160,7 +161,7 @@ def _boot_failure(ended, boot_dir: Path, cpus: int, workloads: list[str]) -> str
         return ended.killed_for
     if ended.returncode != 0:
         return f"gem5 exited with status {ended.returncode}: {last_error(boot_dir / 'gem5.log')}"
-    if not roi.is_file() or json.loads(roi.read_text())["checkpoint_tick"] is None:
+    if not roi.is_file() or json.loads(read_text(roi))["checkpoint_tick"] is None:
         log = boot_dir / guest_log.FILE
         report = guest_log.parse(log.read_text(errors="replace") if log.exists() else "")
         why = guest_log.failure_reason(report, cpus, workloads)
@@ -170,7 +171,7 @@ def _boot_failure(ended, boot_dir: Path, cpus: int, workloads: list[str]) -> str
 
 
 def _write_vmemmap(staging: Path, kernel_dir: Path) -> None:
-    layout = json.loads((kernel_dir / "layout.json").read_text())
+    layout = json.loads(read_text(kernel_dir / "layout.json"))
     base = int(layout["symbols"]["vmemmap_base"], 16)
     top = symbol_paddr(kernel_dir / "vmlinux", system_map_symbol(kernel_dir / "System.map",
                                                                  TOP_TABLE))
@@ -186,11 +187,11 @@ def vmemmap(checkpoint: Checkpoint) -> tuple[Segment, ...]:
     """Where the struct pages were in physical memory at the checkpoint."""
     return tuple(Segment(paddr=int(m["paddr"], 16), vaddr=int(m["vaddr"], 16),
                          size=int(m["size"], 16))
-                 for m in json.loads((checkpoint.directory / VMEMMAP).read_text()))
+                 for m in json.loads(read_text(checkpoint.directory / VMEMMAP)))
 
 
 def system_map_symbol(system_map: Path, name: str) -> int:
-    for line in system_map.read_text().splitlines():
+    for line in read_text(system_map).splitlines():
         address, _, symbol = line.split()
         if symbol == name:
             return int(address, 16)

@@ -23,6 +23,7 @@ from typing import BinaryIO, Iterator
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 from hotline.errors import HotlineError
+from hotline.inputs import read_text
 
 PROTO = Path(__file__).with_name("packet.proto")
 MAGIC = b"gem5"
@@ -148,7 +149,7 @@ def parse_proto(text: str) -> descriptor_pb2.FileDescriptorProto:
 def message_classes() -> tuple[type, type]:
     """(PacketHeader, Packet) message classes built from packet.proto."""
     pool = descriptor_pool.DescriptorPool()
-    file = pool.Add(parse_proto(PROTO.read_text()))
+    file = pool.Add(parse_proto(read_text(PROTO)))
     package = file.package
     header = pool.FindMessageTypeByName(f"{package}.PacketHeader")
     packet = pool.FindMessageTypeByName(f"{package}.Packet")

@@ -28,6 +28,7 @@ from pathlib import Path
 from elftools.elf.elffile import ELFFile
 
 from hotline.errors import HotlineError
+from hotline.inputs import read_text
 
 KERNEL_SPACE = 0xFFFF800000000000
 
@@ -69,7 +70,7 @@ def load(kernel_dir: Path, vmemmap: tuple[Segment, ...] = ()) -> PhysicalMap:
     """The map for a kernel, with vmemmap's frames if they are known."""
     layout_path = kernel_dir / "layout.json"
     try:
-        layout = json.loads(layout_path.read_text())
+        layout = json.loads(read_text(layout_path))
         page_offset_base = int(layout["symbols"]["page_offset_base"], 16)
         vmemmap_base = int(layout["symbols"]["vmemmap_base"], 16)
         struct_page_size = int(layout["sizeof"])

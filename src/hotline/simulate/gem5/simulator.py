@@ -34,6 +34,7 @@ import pandas as pd
 from hotline import paths
 from hotline.console import say
 from hotline.errors import HotlineError
+from hotline.inputs import read_text
 from hotline.simulate.gem5 import (checkpoints, lsq_trace, params as gem5_params, physical_map,
                                    stats, trace_misses)
 from hotline.simulate import guest_log
@@ -151,7 +152,7 @@ def read_regions(out: Path) -> list[tuple[int, int | None]]:
     path = out / gem5_params.ROI_FILE
     if not path.is_file():
         raise HotlineError(f"{path}: missing; the config script did not start")
-    return [(r["begin"], r["end"]) for r in json.loads(path.read_text())["regions"]]
+    return [(r["begin"], r["end"]) for r in json.loads(read_text(path))["regions"]]
 
 
 def collect(run_dir: Path, run_id: str, params, kernel_dir: Path,

@@ -15,6 +15,7 @@ from hotline import paths
 from hotline.console import say
 from hotline.errors import HotlineError
 from hotline.hashing import hash_file, hash_files, hash_json, short
+from hotline.inputs import read_text
 from hotline.tools import compiler_version
 
 PLUGINS = paths.REPO / "plugins"
@@ -46,7 +47,7 @@ def _plugin_sources(name: str) -> list[Path]:
     if not source.is_file():
         raise HotlineError(f"unknown plugin '{name}'; available: {', '.join(available_plugins())}")
     # A plugin that includes the cache model's header is linked with it.
-    if re.search(r'^#include "cachemodel\.h"', source.read_text(), re.MULTILINE):
+    if re.search(r'^#include "cachemodel\.h"', read_text(source), re.MULTILINE):
         return [source, MODEL / "cachemodel.c"]
     return [source]
 
@@ -72,7 +73,7 @@ def plugin_options(name: str, system, kernel_dir: Path, mode: str) -> list[str]:
         return []
     options = cache_options(system)
     # Misses on struct page are kept by field (results/objects.py).
-    layout = json.loads((kernel_dir / "layout.json").read_text())
+    layout = json.loads(read_text(kernel_dir / "layout.json"))
     options += [f"vmemmap={layout['symbols']['vmemmap_base']}", f"page_size={layout['sizeof']}"]
     if mode == "deterministic":
         options += ["cpu=guest", f"cpu_number={_symbol(kernel_dir / 'System.map', 'cpu_number'):#x}"]
@@ -98,7 +99,7 @@ def cache_options(system) -> list[str]:
 
 
 def _symbol(system_map: Path, name: str) -> int:
-    for line in system_map.read_text().splitlines():
+    for line in read_text(system_map).splitlines():
         address, _, symbol = line.split(maxsplit=2)
         if symbol == name:
             return int(address, 16)
