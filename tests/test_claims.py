@@ -11,14 +11,14 @@ import subprocess
 from pathlib import Path
 
 import pandas as pd
-import pyarrow as pa
 import pytest
 
-from hotline import paths, sealed
+from hotline import paths
 from hotline.analysis import claims
 from hotline.analysis.claims import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
 from hotline.analysis.results import Results
 from tests.conftest import require_tools
+from tests.made_runs import write_gathered
 
 SMOKE = paths.REPO / "analysis" / "smoke-results"
 BASE, CHAIN, SIDE_BASE, SIDE_CHAIN, FORK = (claims.BASE, claims.CHAIN, claims.SIDE_BASE,
@@ -53,10 +53,8 @@ class Experiment:
         return run_id
 
     def results(self) -> Results:
-        self.directory.mkdir(parents=True, exist_ok=True)
-        for name, rows in self.rows.items():
-            pd.DataFrame(rows).to_parquet(self.directory / f"{name}.parquet")
-        pd.DataFrame(self.runs).to_parquet(self.directory / "runs.parquet")
+        write_gathered(self.directory, pd.DataFrame(self.runs),
+                       {name: pd.DataFrame(rows) for name, rows in self.rows.items()})
         return Results(self.directory)
 
 
@@ -749,9 +747,7 @@ def gem5_shaped(source: Path, target: Path) -> Path:
     pd.read_parquet(source / "roi.parquet").to_parquet(target / "roi.parquet")
     runs = pd.read_parquet(source / "runs.parquet")
     runs["backend"] = "gem5"
-    # Sealed, as gathering writes it.
-    sealed.write_index(target, "runs.parquet", pa.Table.from_pandas(runs, preserve_index=False))
-    return target
+    return write_gathered(target, runs, {})
 
 
 def test_the_smoke_results_shaped_as_gem5s(tmp_path, monkeypatch):
