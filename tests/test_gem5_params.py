@@ -9,6 +9,7 @@ import pytest
 
 from hotline import paths, specs
 from hotline.errors import HotlineError
+from hotline.experiment import load_spec
 from hotline.simulate.command_line import kernel_command_line
 from hotline.simulate.gem5 import params
 from hotline.simulate.gem5 import simulator as gem5
@@ -173,11 +174,11 @@ def write_spec(tmp_path, text: str) -> Path:
 
 def test_spec_gem5_needs_disk_root(tmp_path):
     with pytest.raises(HotlineError, match='root = "disk"'):
-        specs.load_experiment(write_spec(tmp_path, 'backend = "gem5"\n'))
+        load_spec(write_spec(tmp_path, 'backend = "gem5"\n'))
     with pytest.raises(HotlineError, match="QEMU plugin"):
-        specs.load_experiment(write_spec(
+        load_spec(write_spec(
             tmp_path, 'backend = "gem5"\nroot = "disk"\nplugin = "roi-count"\n'))
-    assert specs.load_experiment(write_spec(tmp_path, 'backend = "gem5"\nroot = "disk"\n'))
+    assert load_spec(write_spec(tmp_path, 'backend = "gem5"\nroot = "disk"\n'))
 
 
 def test_scratch_disk_workloads_refused(tmp_path, monkeypatch):

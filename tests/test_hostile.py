@@ -15,11 +15,12 @@ import pytest
 from hotline import cli, experiment, paths, simulate, specs
 from hotline.analysis.results import Results
 from hotline.errors import HotlineError
+from hotline.records import done, layout
 from hotline.results import schema
 from hotline.simulate import guest_log
 from hotline.simulate.backend import Outcome
 from hotline.simulate.qemu import simulator as qemu
-from hotline.sweep import done, engine, gather, layout, workflow
+from hotline.sweep import engine, gather, workflow
 from hotline.workloads import load_workload
 from tests.made_runs import write_run
 from tests.test_sweep import journal, out_dir, sandbox, started  # noqa: F401 (a fixture)
@@ -44,7 +45,7 @@ def rejected(tmp_path, text) -> str:
     path = tmp_path / "exp.toml"
     path.write_text(text)
     with pytest.raises(HotlineError) as e:
-        specs.load_experiment(path)
+        experiment.load_spec(path)
     message = str(e.value)
     assert "\n" not in message and message.startswith(f"{path}: ")
     return message

@@ -25,9 +25,10 @@ from hotline.analysis import notebooks
 from hotline.analysis.results import Results
 from hotline.errors import HotlineError
 from hotline.kernel import variants
+from hotline.records import layout
 from hotline.report import diff, pprof, render, run as report_run
-from hotline.report.pictures import Picture
-from hotline.sweep import engine, gather, layout, workflow
+from hotline.figures import Picture
+from hotline.sweep import engine, gather, workflow
 from tests.made_runs import write_run
 from tests.test_hostile import GOOD, TABLES, Stand_in, fails, rejected
 from tests.test_notebooks import SMOKE
@@ -399,7 +400,7 @@ def test_a_manifest_with_cpus_four(tmp_path, capsys, monkeypatch):
                    "backend": {"name": "qemu", "version": "10", "mode": "deterministic"}},
         "hotline": {"revision": "x"}},
         {name: pd.DataFrame({c: [] for c in columns}) for name, columns in TABLES.items()})
-    monkeypatch.setattr(report_run, "kernel_dir", lambda manifest: tmp_path)
+    monkeypatch.setattr(report_run, "kernel_dir", lambda manifest: tmp_path)  # no build here
     err = fails(capsys, "report", str(run))
     assert "not a manifest the report can read (ValueError: invalid literal for int()" in err
 

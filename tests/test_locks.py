@@ -16,9 +16,9 @@ import pytest
 
 from hotline import cli, experiment, paths
 from hotline.errors import HotlineError
-from hotline.sweep import lock as sweep_lock
+from hotline.records import lock as sweep_lock
+from hotline.records import layout
 from hotline.simulate.supervise import supervise
-from hotline.sweep import layout
 # The sweeps' sandbox: a spec, a cache and results of its own, stand-in steps.
 from test_sweep import journal, out_dir, sandbox  # noqa: F401
 

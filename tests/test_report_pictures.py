@@ -8,6 +8,7 @@ import xml.etree.ElementTree as ET
 import pandas as pd
 from PIL import Image
 
+from hotline.figures import Picture
 from hotline.report import pictures as pic
 from hotline.results.schema import CAUSES, UNKNOWN_CAUSE
 
@@ -20,12 +21,12 @@ PAGE_MISSES = pd.DataFrame([
     columns=["field", "level", "cause", "count"])
 
 
-def svg_text(p: pic.Picture) -> str:
+def svg_text(p: Picture) -> str:
     root = ET.fromstring(p.svg)
     return " ".join(t for t in root.itertext())
 
 
-def check_files(p: pic.Picture) -> None:
+def check_files(p: Picture) -> None:
     image = Image.open(io.BytesIO(p.png))
     assert image.format == "PNG" and image.size[0] > 300 and image.size[1] > 100
     ET.fromstring(p.svg)   # well-formed

@@ -38,7 +38,7 @@ import yaml
 
 import slurm_cluster
 from hotline import paths
-from hotline.sweep import layout
+from hotline.records import layout
 from hotline.sweep.workflow import PROFILES, load_sweep
 # The stand-in sweep's sandbox (cache, results, kernel source, stand-in
 # steps) and its journal.

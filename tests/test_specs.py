@@ -5,6 +5,7 @@ import pytest
 
 from hotline import paths, specs
 from hotline.errors import HotlineError
+from hotline.experiment import load_spec
 
 GOOD = """
 description = "test"
@@ -23,7 +24,7 @@ def write(tmp_path, text, name="exp.toml"):
 def reject(tmp_path, text) -> str:
     path = write(tmp_path, text)
     with pytest.raises(HotlineError) as e:
-        specs.load_experiment(path)
+        load_spec(path)
     message = str(e.value)
     assert "\n" not in message
     assert str(path) in message
@@ -32,7 +33,7 @@ def reject(tmp_path, text) -> str:
 
 def test_every_shipped_spec_is_valid():
     for path in (paths.CONFIGS / "experiments").glob("*.toml"):
-        specs.load_experiment(path)
+        load_spec(path)
     for name in specs.available_systems():
         specs.load_system(name)
 

@@ -18,8 +18,9 @@ import pytest
 
 from hotline import paths
 from hotline.kernel import config, source
+from hotline.records import layout
 from hotline.simulate import qemu
-from hotline.sweep import engine, gather, layout, workflow
+from hotline.sweep import engine, gather, workflow
 from hotline.sweep.workflow import load_sweep
 from tests.made_runs import write_run
 

@@ -15,7 +15,8 @@ import pandas as pd
 import pytest
 
 from hotline import paths
-from hotline.sweep import engine, layout
+from hotline.records import layout
+from hotline.sweep import engine
 from tests.conftest import require_tools
 
 pytestmark = pytest.mark.boot

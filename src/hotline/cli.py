@@ -20,9 +20,8 @@ def cmd_run(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from hotline.experiment import plan
-    from hotline.specs import load_experiment
-    runs = plan(load_experiment(Path(args.spec)))
+    from hotline.experiment import load_spec, plan
+    runs = plan(load_spec(Path(args.spec)))
     say(f"{args.spec}: valid, {len(runs)} run(s)")
     for r in runs:
         print(r.run_id)
@@ -30,7 +29,7 @@ def cmd_check(args) -> int:
 
 
 def cmd_demo(args) -> int:
-    from hotline.sweep.lock import claim
+    from hotline.records.lock import claim
     # Held until the notebooks are written: the index and the pages are the
     # demo's results too.
     with claim(paths.results_dir() / DEMO_SPEC.stem, "hotline demo"):

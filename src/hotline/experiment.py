@@ -22,12 +22,12 @@ from hotline.disk_image import DiskImage, build_image
 from hotline.errors import HotlineError
 from hotline.hashing import hash_file, hash_json
 from hotline.kernel.build import Kernel, build_kernel
+from hotline.records.done import reusable
+from hotline.records.lock import claim
 from hotline.simulate import guest_log
 from hotline.simulate.backend import Job
 from hotline.simulate.command_line import kernel_command_line
 from hotline.simulate.qemu.plugins import Plugin, build_plugin
-from hotline.sweep.done import reusable
-from hotline.sweep.lock import claim
 from hotline.workloads import load_workload
 
 
@@ -53,6 +53,15 @@ class RunResult:
     directory: Path
     failure: str | None
     reused: bool = False
+
+
+def load_spec(path: Path) -> specs.ExperimentSpec:
+    """An experiment spec as specs.py checks it, then as its backend does
+    (a plugin it does not have, a root it cannot boot): every command that
+    reads a spec reads it here."""
+    spec = specs.load_experiment(path)
+    simulate.get_backend(spec.backend).check_spec(spec, path)
+    return spec
 
 
 def plan(spec: specs.ExperimentSpec) -> list[PlannedRun]:
@@ -193,12 +202,12 @@ def execute(run: PlannedRun, spec: specs.ExperimentSpec, spec_path: Path, kernel
 
 def run_experiment(spec_path: Path, *, rerun: bool = False,
                    kernel_source: str | None = None) -> list[RunResult]:
-    spec = specs.load_experiment(spec_path)
+    spec = load_spec(spec_path)
     simulate.get_backend(spec.backend).check(spec, spec_path)  # before anything is built
     runs = plan(spec)
     variants = sorted({r.variant for r in runs})
     out_dir = paths.results_dir() / spec_path.stem
-    # One writer at a time in out_dir (sweep/lock.py); before the builds,
+    # One writer at a time in out_dir (records/lock.py); before the builds,
     # so that a second one is refused at once.
     with claim(out_dir, f"run_experiment {spec_path.name}"):
         say(f"experiment {spec_path.stem}: {len(runs)} run(s): {len(variants)} variant(s), "

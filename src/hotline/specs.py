@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from hotline import paths, simulate, tomlfile
+from hotline import paths, tomlfile
 from hotline.errors import HotlineError
 from hotline.kernel.variants import available_variants
 from hotline.tomlfile import Strict
@@ -120,6 +120,10 @@ class Group(Strict):
     workloads: list[WorkloadRef] | None = Field(default=None, min_length=1)
 
 
+# The backends a spec can name, each the package hotline/simulate/NAME/
+# (simulate.get_backend).
+BACKENDS = ("qemu", "gem5")
+
 # Bounds on what one spec may ask, far above any study's (claims-default
 # plans 25 runs) and far below what would make planning it take minutes.
 MAX_REPEATS = 1000
@@ -128,7 +132,7 @@ MAX_RUNS = 10_000
 
 class ExperimentSpec(Strict):
     description: str
-    backend: Literal[simulate.BACKENDS] = "qemu"
+    backend: Literal[BACKENDS] = "qemu"
     mode: Literal["deterministic", "parallel"] = "deterministic"
     root: Literal["initramfs", "disk"] = "initramfs"
     repeats: int = Field(default=1, ge=1, le=MAX_REPEATS)
@@ -301,7 +305,8 @@ def _experiment_table(path: Path) -> dict:
 def load_experiment(path: Path) -> ExperimentSpec:
     """Parse and check an experiment spec, including every system, variant and
     workload it names, in its own lists and in every [[also]] table, so that
-    a bad spec fails before anything is built."""
+    a bad spec fails before anything is built.  What of it its backend
+    cannot run is the backend's to say: experiment.load_spec() asks it."""
     spec = tomlfile.validate(path, _experiment_table(path), ExperimentSpec)
     _check_group(path, spec, "", Group(variants=spec.variants, systems=spec.systems,
                                        workloads=spec.workloads))
@@ -313,7 +318,4 @@ def load_experiment(path: Path) -> ExperimentSpec:
         raise HotlineError(f"{path}: asks for {runs:,} runs (variants x systems x workloads x "
                            f"repeats, over every group); at most {MAX_RUNS:,}: split it into "
                            "several experiments")
-    # What of it the backend cannot run (a plugin it does not have, a root
-    # it cannot boot).
-    simulate.get_backend(spec.backend).check_spec(spec, path)
     return spec

@@ -2,7 +2,7 @@
 
 
 # An attempt at a run: {record} is the run id, or RUN-ID.attemptN after a
-# failure (src/hotline/sweep/done.py says which attempt is wanted).  The
+# failure (src/hotline/records/done.py says which attempt is wanted).  The
 # step runs again when a build it needs is newer than its record or the
 # run's conditions changed (system spec, workload parameters, backend and
 # its version, mode, root, kernel command line: `conditions`); its own key

@@ -3,7 +3,7 @@ table of every claim, the seed's figure beside the QEMU and the gem5 figure
 and verdict; then a section per claim with its rule and, where a picture
 says more than a number, one picture.  The checks are claims.py's; this
 module only lays them out and draws (matplotlib's object API, as the run
-report's pictures: report/pictures.py).
+report's pictures, with the same hotline.figures).
 
 A backend without results is "not run" in the table; a claim's picture
 shows the backends that measured it, beside the seed where the seed gave
@@ -21,7 +21,7 @@ from hotline.analysis.claims import (
     BASE, CHAIN, FORK, INCONCLUSIVE, NOT_SUPPORTED, SEED, SEED_FILES, SIDE_BASE, SIDE_CHAIN,
     SUPPORTED, Check, Claim,
 )
-from hotline.report.pictures import STYLE, picture
+from hotline.figures import STYLE, picture
 
 NOT_RUN = "not run"
 VERDICT_COLOURS = {SUPPORTED: "#d4edda", NOT_SUPPORTED: "#f8d7da", INCONCLUSIVE: "#fff3cd",

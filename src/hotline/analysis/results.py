@@ -12,6 +12,7 @@ import pyarrow as pa
 
 from hotline import sealed
 from hotline.errors import HotlineError
+from hotline.kernel.build import kernel_dir
 from hotline.results import schema
 
 LABELS = ["variant", "workload", "system", "cpus", "repeat", "params"]
@@ -132,7 +133,6 @@ class Results:
     def vmlinux(self, run_id: str) -> Path:
         """The vmlinux a run booted, from the kernel build cache; a one-line
         error if the build is not there (results made on another machine)."""
-        from hotline.report.run import kernel_dir
         manifest = self.manifest(run_id)
         try:
             return kernel_dir(manifest) / "vmlinux"

@@ -72,6 +72,17 @@ def kernel_directory(variant_name: str, key: str) -> Path:
     return paths.cache_dir() / "kernels" / f"{variant_name}-{short(key)}"
 
 
+def kernel_dir(manifest: dict) -> Path:
+    """The kernel build a run used, from its manifest (builds are cached by key)."""
+    kernel = manifest["inputs"]["kernel"]
+    directory = kernel_directory(kernel["variant"], kernel["key"])
+    if not (directory / "vmlinux").is_file():
+        raise HotlineError(f"the run's kernel build {directory.name} is not in the cache; "
+                           f"rebuild it with ./hotline build-kernel {kernel['variant']} "
+                           "(same inputs give the same key)")
+    return directory
+
+
 def planned_kernel(variant_name: str, source_override: str | None = None) -> Kernel:
     """Where the kernel with these inputs is (or will be) cached, without
     building it; its kernel.json exists once the build is complete."""

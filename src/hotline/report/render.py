@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from hotline import outputs
+from hotline.figures import Picture
 from hotline.report import c2c
 from hotline.report import pictures as pic
 from hotline.report import tables as rt
@@ -29,7 +30,7 @@ class Section:
     title: str
     note: str
     table: pd.DataFrame
-    pictures: list[pic.Picture] = field(default_factory=list)
+    pictures: list[Picture] = field(default_factory=list)
 
 
 def sections(run_dir: Path) -> tuple[dict, list[Section]]:
@@ -84,7 +85,7 @@ def _unmeasured(run: Run, table: str) -> str:
     return f" Not measured: backend {backend} does not record {UNMEASURED[table]}."
 
 
-def _top_picture(top: pd.DataFrame, level: str) -> pic.Picture:
+def _top_picture(top: pd.DataFrame, level: str) -> Picture:
     labels = [f"{w}  {i}" for w, i in zip(top["where"], top["instruction"])]
     return pic.cause_bars(f"top-{level.lower()}", f"Top {len(top)} instructions by {level} "
                           "data misses, by cause", labels,
@@ -92,7 +93,7 @@ def _top_picture(top: pd.DataFrame, level: str) -> pic.Picture:
                           f"{level} misses")
 
 
-def _function_picture(run: Run, name: str, listing: pd.DataFrame) -> pic.Picture:
+def _function_picture(run: Run, name: str, listing: pd.DataFrame) -> Picture:
     symbol = run.symbolizer.function_named(name)
     l1d, l2 = rt.function_profile(run.tables, name)
     busiest = l1d.sum(axis=1).sort_values(ascending=False, kind="stable").head(3)
@@ -104,13 +105,13 @@ def _function_picture(run: Run, name: str, listing: pd.DataFrame) -> pic.Picture
     return pic.along_function(f"function-{file_name(name)}", name, size, l1d, l2, marks)
 
 
-def _page_picture(run: Run) -> pic.Picture:
+def _page_picture(run: Run) -> Picture:
     layout = run.layout
     return pic.struct_page("struct-page", rt.page_field_misses(run.tables),
                            rt.page_layout(layout), int(layout["sizeof"]), run.line_bytes)
 
 
-def _thief_picture(run: Run, thieves: pd.DataFrame) -> pic.Picture:
+def _thief_picture(run: Run, thieves: pd.DataFrame) -> Picture:
     pairs = thieves.head(PAIRS)
     return pic.cpu_matrix("page-flags-thieves", "flags",
                           rt.thief_matrix(run.tables, "flags", run.cpus),

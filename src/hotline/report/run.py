@@ -11,13 +11,13 @@ from pathlib import Path
 from hotline import paths
 from hotline.errors import HotlineError
 from hotline.inputs import read_text
-from hotline.kernel.build import kernel_directory
+from hotline.kernel.build import kernel_dir
+from hotline.records.done import damage, latest_attempt, read_manifest
+from hotline.records.layout import record_path
 from hotline.report import tables as rt
 from hotline.results.objects import announced_objects
 from hotline.results.symbols import Symbolizer
 from hotline.simulate import guest_log
-from hotline.sweep.done import damage, latest_attempt, read_manifest
-from hotline.sweep.layout import record_path
 
 
 def find_run(name: str) -> Path:
@@ -33,17 +33,6 @@ def find_run(name: str) -> Path:
                            f"({', '.join(str(f.parent) for f in found)}); give the directory")
     raise HotlineError(f"no run '{name}': give a run directory (with a manifest.json) or the "
                        f"id of a run under {paths.results_dir()}")
-
-
-def kernel_dir(manifest: dict) -> Path:
-    """The kernel build a run used, from its manifest (builds are cached by key)."""
-    kernel = manifest["inputs"]["kernel"]
-    directory = kernel_directory(kernel["variant"], kernel["key"])
-    if not (directory / "vmlinux").is_file():
-        raise HotlineError(f"the run's kernel build {directory.name} is not in the cache; "
-                           f"rebuild it with ./hotline build-kernel {kernel['variant']} "
-                           "(same inputs give the same key)")
-    return directory
 
 
 def redo(run_dir: Path) -> str:

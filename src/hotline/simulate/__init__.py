@@ -8,9 +8,7 @@ is here: the kernel command line (command_line), the guest's log
 import importlib
 
 from hotline.errors import HotlineError
-
-# The backends an experiment spec can name, each the package simulate/NAME/.
-BACKENDS = ("qemu", "gem5")
+from hotline.specs import BACKENDS
 
 
 def get_backend(name: str):

@@ -5,11 +5,11 @@ results are made, independent runs go in parallel, locally or on a Slurm
 cluster, and an interrupted sweep resumes where it stopped.
 
   workflow.py  the spec as the workflow sees it: steps, their files, resources
-  layout.py    where each of a sweep's files is, in the experiment's directory
-  done.py      what done means for a run: the one place that decides what
-               is made again
   step.py      the command each step runs (python -m hotline.sweep.step ...)
   gather.py    every run's result in one index and one set of tables
   progress.py  the console's view of a running sweep
   engine.py    ./hotline run: Snakemake started, watched and summarised
+
+What the experiment's directory holds, what makes a run done and the lock
+on the directory are hotline.records', which experiment.py shares.
 """

@@ -4,7 +4,7 @@ locally or with a profile (profiles/slurm), watched and summarised.
 Snakemake decides what is missing or outdated and runs it, independent
 steps in parallel; its own output goes to .sweep/snakemake.log in the
 experiment's results directory, and the console shows what the results
-directory says (progress.py).  What is run again is done.py's to say;
+directory says (progress.py).  What is run again is records/done.py's to say;
 before Snakemake plans, every run's record is read the way gathering reads
 it (done.settle), so that a damaged run is made again by this sweep, not
 the next.  Besides, runs whose step was in flight when the sweep was
@@ -24,8 +24,8 @@ from hotline import outputs
 from hotline.console import elapsed, say
 from hotline.errors import HotlineError
 from hotline.inputs import read_text
-from hotline.sweep import done, lock
-from hotline.sweep.layout import ENGINE_LOG, GATHER_LOG, INDEX
+from hotline.records import done, lock
+from hotline.records.layout import ENGINE_LOG, GATHER_LOG, INDEX
 from hotline.sweep.progress import Progress, build_log
 from hotline.sweep.workflow import PROFILES, SNAKEFILE, Sweep, load_sweep, usable_cores
 # Memory left to the host (and whatever else runs on it) by a local sweep.

@@ -22,17 +22,17 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from hotline import outputs, sealed, specs
+from hotline import outputs, sealed
 from hotline.console import say
 from hotline.errors import HotlineError
-from hotline.experiment import plan
+from hotline.experiment import load_spec, plan
+from hotline.records.done import read_manifest, read_record, set_aside
+from hotline.records.layout import INDEX
 from hotline.sealed import first_line
-from hotline.sweep.done import read_manifest, read_record, set_aside
-from hotline.sweep.layout import INDEX
 
 
 def index(spec_path: Path, out_dir: Path) -> pd.DataFrame:
-    spec = specs.load_experiment(spec_path)
+    spec = load_spec(spec_path)
     rows = []
     for run in plan(spec):
         record = read_record(out_dir, run.run_id) or {}

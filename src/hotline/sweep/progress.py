@@ -3,7 +3,7 @@ rather than from the engine's output, so that it is the same for local and
 cluster runs and survives the engine's changes of wording:
 
 - a run is done or failed when the record the workflow wants of it (its
-  latest attempt's, or a new attempt's after a failure: done.py) says so;
+  latest attempt's, or a new attempt's after a failure: records/done.py) says so;
   a failed record older than this sweep counts as left;
 - a run is running while its .RUN-ID.running directory (made by
   experiment.execute) is newer than this sweep; older ones are leftovers of
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hotline.console import elapsed, say
-from hotline.sweep.layout import build_log_path
+from hotline.records.layout import build_log_path
 from hotline.sweep.workflow import Sweep
 
 

@@ -8,16 +8,16 @@ directory (the workflow's working directory):
   python -m hotline.sweep.step gather SPEC
 
 A run step makes one attempt at a run (RECORD: the run id, or
-RUN-ID.attemptN after a failure; layout.py) and records its outcome in
+RUN-ID.attemptN after a failure; records/layout.py) and records its outcome in
 .sweep/runs/RECORD.json whether the simulation succeeded or failed, and
 exits 0 either way: a failed run is a result, and with a non-zero exit
 Snakemake would hold back the gathering of every other run.  The workflow
-then wants the run's next attempt (done.py), so the next sweep makes it.
+then wants the run's next attempt (records/done.py), so the next sweep makes it.
 A step that cannot record anything (killed, or a bug) exits non-zero and
 Snakemake runs it again next time.  --rerun (or HOTLINE_SWEEP_RERUN=1, which
 the workflow sets for ./hotline run --rerun) simulates even an unchanged run.
 
-Every step holds the experiment's lock (lock.py) while it runs, so that no
+Every step holds the experiment's lock (records/lock.py) while it runs, so that no
 other writer starts on the results directory while it is still writing
 there, even after the driver and Snakemake are gone.
 """
@@ -30,17 +30,17 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from hotline import specs
 from hotline.console import say
 from hotline.disk_image import build_image
 from hotline.errors import HotlineError, guarded
-from hotline.experiment import execute, plan
+from hotline.experiment import execute, load_spec, plan
 from hotline.inputs import read_text
 from hotline.kernel.build import build_kernel
+from hotline.records import done, lock
+from hotline.records.layout import log_path, parse_record_name
 from hotline.simulate import guest_log
 from hotline.simulate.qemu.plugins import build_plugin
-from hotline.sweep import done, gather, lock
-from hotline.sweep.layout import log_path, parse_record_name
+from hotline.sweep import gather
 
 
 # ./hotline run --rerun, passed by the workflow to every run step.
@@ -71,7 +71,7 @@ def step_plugin(args) -> None:
 
 def step_run(args) -> None:
     spec_path = Path(args.spec).resolve()
-    spec = specs.load_experiment(spec_path)
+    spec = load_spec(spec_path)
     run_id, attempt = parse_record_name(args.record)
     runs = {r.run_id: r for r in plan(spec)}
     if run_id not in runs:

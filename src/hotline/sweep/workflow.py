@@ -2,7 +2,7 @@
 steps, the files each makes and needs, and what each asks of a machine.
 
 The workflow's working directory is the experiment's results directory,
-laid out as layout.py says.  A run is tracked by the record of an attempt
+laid out as records/layout.py says.  A run is tracked by the record of an attempt
 at it: the one done.next_record() names, its latest if that succeeded, a
 new one if it failed or there is none.
 
@@ -15,7 +15,7 @@ run step's `conditions` parameter, which Snakemake compares with the one it
 recorded (its "params" rerun trigger).  The run's own key check in
 execute() stays the last word: a step that Snakemake re-runs for a reason
 that does not change the key reuses the result.  What makes a run done is
-done.py's to say.
+records/done.py's to say.
 """
 
 import dataclasses
@@ -27,12 +27,12 @@ from pathlib import Path
 from hotline import paths, simulate, specs
 from hotline.disk_image import planned_image
 from hotline.errors import HotlineError
-from hotline.experiment import plan, run_conditions
+from hotline.experiment import load_spec, plan, run_conditions
 from hotline.hashing import hash_json, short
 from hotline.kernel.build import planned_kernel
+from hotline.records.done import next_record
+from hotline.records.layout import RECORD, STEP_LOG, parse_record_name
 from hotline.simulate.qemu.plugins import planned_plugin
-from hotline.sweep.done import next_record
-from hotline.sweep.layout import RECORD, STEP_LOG, parse_record_name
 
 SNAKEFILE = paths.REPO / "workflow" / "Snakefile"
 PROFILES = paths.REPO / "profiles"
@@ -113,7 +113,7 @@ def load_sweep(spec_path: Path, kernel_source: str | None = None,
     unpacks) nothing.  `redo`: runs a dry run found not done (done.judge),
     whose next attempt is wanted although their records say ok."""
     spec_path = Path(spec_path).resolve()
-    spec = specs.load_experiment(spec_path)
+    spec = load_spec(spec_path)
     backend = simulate.get_backend(spec.backend)
     backend.check(spec, spec_path)
     runs = plan(spec)

@@ -38,8 +38,8 @@ from pathlib import Path
 from hotline import outputs, sealed
 from hotline.console import say
 from hotline.errors import HotlineError
+from hotline.records.layout import log_path, record_name, record_path
 from hotline.simulate import guest_log
-from hotline.sweep.layout import log_path, record_name, record_path
 
 
 # ---- a run's directory ------------------------------------------------------
