@@ -43,7 +43,6 @@ BOOT_SCRIPT = CONFIGS / "hotline_boot.py"
 # The boot's own files: what the checkpoint's key names of hotline's config.
 BOOT_FILES = ("hotline_boot.py", "hotline_gem5/machine.py", "hotline_gem5/preflight.py",
               "hotline_gem5/roi_exit_handlers.py", "hotline_gem5/run_params.py")
-CONSOLE = "board.pc.com_1.device"
 MARKER = "checkpoint.json"
 VMEMMAP = "vmemmap.json"
 # The kernel's top-level page table (swapper_pg_dir on x86-64).
@@ -125,7 +124,7 @@ def _boot(checkpoint: Checkpoint, inputs: dict, machine, *, gem5: Path, boot_dir
     write_command(boot_dir, cmd, "gem5 boot")
     say(f"{label}: booting on gem5's atomic CPUs to the first region of interest "
         f"(checkpoint {short(checkpoint.key)})")
-    console = boot_dir / "gem5" / CONSOLE
+    console = boot_dir / "gem5" / gem5_params.CONSOLE
     ended = supervise(cmd, boot_dir, log=boot_dir / "gem5.log", console=console,
                       timeout_s=timeout_s, label=f"{label}: boot", poll_s=1)
     if console.exists():

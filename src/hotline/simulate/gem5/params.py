@@ -51,6 +51,7 @@ run_params = _load_run_params()
 
 # Outputs the scripts write into gem5's output directory (--outdir).
 ROI_FILE = "hotline-roi.json"
+CONSOLE = "board.pc.com_1.device"  # the guest's serial console, as the board names it
 LSQ_TRACE = "lsq.trace"          # a named pipe hotline reads (lsq_trace.PipeReader)
 LSQ_COUNTS = "lsq-partial-overlaps.parquet"   # what hotline kept of it
 TRACE_DIR = "traces"
@@ -91,6 +92,12 @@ def classic_caches(system: SystemSpec):
         l2=_cache(c.l2, l1, mshrs=20, targets=12, clusivity="mostly_incl",
                   writeback_clean=exclusive and c.l3 is not None),
         l3=l3)
+
+
+def l1d_lines(system: SystemSpec) -> int:
+    """The lines of one L1D, for the replay that tells its misses' causes
+    (trace_misses.l1d_replay): the same L1D as the caches above."""
+    return system.caches.l1d.size_kib * 1024 // system.caches.line_bytes
 
 
 def ruby_caches(system: SystemSpec):

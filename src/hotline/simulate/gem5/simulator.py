@@ -51,7 +51,6 @@ BUILD_DOCS = "https://www.gem5.org/documentation/general_docs/building"
 SCRIPT = paths.CONFIGS / "gem5" / "hotline_measure.py"
 OUTDIR = "gem5"
 PARAMS_FILE = "gem5-params.json"
-CONSOLE = "board.pc.com_1.device"
 SERIAL_LOG = guest_log.FILE
 LOG = "gem5.log"
 
@@ -125,7 +124,7 @@ def run(cmd: list[str], run_dir: Path, *, boot_console: Path, cpus: int,
     The guest log is the boot's console, then the restored run's.  With
     the LSQ trace on, its counts go to gem5/LSQ_COUNTS."""
     write_command(run_dir, cmd, "gem5")
-    console = run_dir / OUTDIR / CONSOLE
+    console = run_dir / OUTDIR / gem5_params.CONSOLE
     reader = lsq_trace.PipeReader(run_dir / OUTDIR / gem5_params.LSQ_TRACE) \
         if lsq_trace_on else None
     try:
@@ -249,7 +248,7 @@ def simulate(run_dir: Path, *, run_id: str, system: SystemSpec, kernel_dir: Path
         return outcome, {"checkpoint": checkpoint.key}
     try:
         tables, account = collect(run_dir, run_id, params, kernel_dir, checkpoint,
-                                  system.caches.l1d.size_kib * 1024 // system.caches.line_bytes)
+                                  gem5_params.l1d_lines(system))
         return dataclasses.replace(outcome, tables=tables), account
     except HotlineError as e:
         return dataclasses.replace(outcome, failure=f"reading gem5's outputs: {e}"), {}

@@ -14,7 +14,6 @@ from functools import cache
 
 from hotline.errors import HotlineError
 from hotline.simulate.qemu.plugins import build_cache_model
-from hotline.specs import SystemSpec
 
 
 class _CacheConfig(ctypes.Structure):
@@ -173,17 +172,6 @@ class CacheModel:
             lib.cm_set_threaded(self._model)
         self._result = _Result()
         self._icount = [0] * cores
-
-    @classmethod
-    def from_system(cls, system: SystemSpec) -> "CacheModel":
-        c = system.caches
-        level = lambda x: (x.size_kib, x.assoc, x.latency_cycles) if x else None
-        return cls(cores=system.cpus, line_bytes=c.line_bytes, l1i=level(c.l1i),
-                   l1d=level(c.l1d), l2=level(c.l2), l3=level(c.l3), inclusion=c.inclusion,
-                   memory_latency=system.latency.memory_cycles,
-                   peer_latency=system.latency.cache_to_cache_cycles,
-                   store_buffer_entries=system.store_buffer.entries,
-                   store_buffer_window=system.store_buffer.window_instructions)
 
     def __del__(self):
         if getattr(self, "_model", None):
