@@ -217,7 +217,7 @@ def test_report_where_report_txt_is_a_folder(tmp_path, monkeypatch):
     ("/tmp", "Is a directory"), ("/dev/full", "No space left on device"),
     ("{tmp}/missing/profile.pb.gz", "No such file or directory")])
 def test_export_to_a_place_it_cannot_write(tmp_path, where, why):
-    profile = pprof.messages()["Profile"]()
+    profile = pprof.pprof_pb2.Profile()
     path = Path(where.format(tmp=tmp_path))
     with pytest.raises(HotlineError) as e:
         pprof.write(profile, path)

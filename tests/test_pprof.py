@@ -10,7 +10,6 @@ import subprocess
 import pandas as pd
 import pytest
 
-from hotline.errors import HotlineError
 from hotline.report import pprof
 from hotline.results.schema import CAUSES
 
@@ -108,12 +107,3 @@ def test_locations_carry_function_file_and_line(written):
     labels = {(s[label.key], s[label.str]) for sample in p.sample for label in sample.label}
     assert {("cpu", "0"), ("kind", "rmw"), ("data", "struct page.flags"),
             ("data", "jiffies+0x0")} <= labels
-
-
-def test_the_proto_parser_refuses_what_it_does_not_know():
-    with pytest.raises(HotlineError, match="only proto3"):
-        pprof.parse_proto3('syntax = "proto2";', "x.proto")
-    with pytest.raises(HotlineError, match="unknown type 'Nope'"):
-        pprof.parse_proto3('syntax = "proto3"; message A { Nope b = 1; }', "x.proto")
-    with pytest.raises(HotlineError, match="unexpected 'enum'"):
-        pprof.parse_proto3('syntax = "proto3"; enum E { X = 0; }', "x.proto")

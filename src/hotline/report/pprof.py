@@ -4,11 +4,9 @@ function, by source line, by instruction, flame graphs, with the kernel's
 inlined functions as frames.
 
 The format is pprof's profile.proto, declared in hotline's own pprof.proto
-beside this file with pprof's field numbers, and written through the
-`protobuf` package: the .proto is read here by a parser for the small part
-of proto3 it uses (messages of scalar and message-typed fields) and turned
-into descriptors, as hotline/simulate/gem5/packet_trace.py does for gem5's packet
-traces, so the .proto stays the one definition.
+beside this file with pprof's field numbers, and written through protoc's
+generated classes (pprof_pb2.py, made from it by Debian's protoc;
+tests/test_protos.py checks that they are what protoc makes of it now).
 
 What the profile holds:
 
@@ -27,111 +25,20 @@ What the profile holds:
 import gzip
 import re
 import subprocess
-from functools import cache
 from pathlib import Path
 
 import pandas as pd
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 from hotline import outputs
-from hotline.errors import HotlineError
-from hotline.inputs import read_text
+from hotline.report import pprof_pb2
 from hotline.results.objects import KERNEL_START, describe
 from hotline.results.schema import CAUSES, LEVELS
 
-PROTO = Path(__file__).with_name("pprof.proto")
-PACKAGE = "perftools.profiles"
 USER, NO_SYMBOL = "[user]", "[kernel]"
 DEFAULT_TYPE = "L1D-misses"
 SAMPLE_KEYS = ["pc", "cpu", "kind", "object", "field"]
 # The build tree's prefix in the DWARF paths (kernel/build.py builds there).
 TREE_PREFIX = re.compile(r"^.*?/kernel-work/src/")
-
-_SCALARS = {
-    "uint32": descriptor_pb2.FieldDescriptorProto.TYPE_UINT32,
-    "uint64": descriptor_pb2.FieldDescriptorProto.TYPE_UINT64,
-    "int32": descriptor_pb2.FieldDescriptorProto.TYPE_INT32,
-    "int64": descriptor_pb2.FieldDescriptorProto.TYPE_INT64,
-    "bool": descriptor_pb2.FieldDescriptorProto.TYPE_BOOL,
-    "string": descriptor_pb2.FieldDescriptorProto.TYPE_STRING,
-    "bytes": descriptor_pb2.FieldDescriptorProto.TYPE_BYTES,
-}
-_TOKEN = re.compile(r'\s+|//[^\n]*|"[^"]*"|[A-Za-z_][\w.]*|\d+|[{}=;]')
-
-
-def parse_proto3(text: str, name: str) -> descriptor_pb2.FileDescriptorProto:
-    """A FileDescriptorProto for a proto3 file of top-level messages whose
-    fields are scalars or messages, singular or repeated (what pprof.proto
-    uses; anything else is refused with the token it stopped at)."""
-    tokens, pos = [], 0
-    while pos < len(text):
-        m = _TOKEN.match(text, pos)
-        if not m:
-            raise HotlineError(f"{name}: cannot read the .proto at {text[pos:pos + 20]!r}")
-        if not m.group().isspace() and not m.group().startswith("//"):
-            tokens.append(m.group())
-        pos = m.end()
-    file = descriptor_pb2.FileDescriptorProto(name=name, syntax="proto3")
-    messages: list[str] = []
-    typed: list[tuple[descriptor_pb2.FieldDescriptorProto, str]] = []
-    i = 0
-
-    def take(expected: str | None = None) -> str:
-        nonlocal i
-        if i >= len(tokens):
-            raise HotlineError(f"{name}: ends early")
-        token = tokens[i]
-        if expected is not None and token != expected:
-            raise HotlineError(f"{name}: expected '{expected}', found '{token}'")
-        i += 1
-        return token
-
-    while i < len(tokens):
-        word = take()
-        if word == "syntax":
-            take("=")
-            if take() != '"proto3"':
-                raise HotlineError(f"{name}: only proto3 is supported")
-            take(";")
-        elif word == "package":
-            file.package = take()
-            take(";")
-        elif word == "message":
-            message = file.message_type.add(name=take())
-            messages.append(message.name)
-            take("{")
-            while tokens[i] != "}":
-                label = descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL
-                if tokens[i] == "repeated":
-                    take()
-                    label = descriptor_pb2.FieldDescriptorProto.LABEL_REPEATED
-                type_name, field_name = take(), take()
-                take("=")
-                field = message.field.add(name=field_name, number=int(take()), label=label)
-                if type_name in _SCALARS:
-                    field.type = _SCALARS[type_name]
-                else:
-                    field.type = descriptor_pb2.FieldDescriptorProto.TYPE_MESSAGE
-                    typed.append((field, type_name))
-                take(";")
-            take("}")
-        else:
-            raise HotlineError(f"{name}: unexpected '{word}'")
-    for field, type_name in typed:
-        if type_name not in messages:
-            raise HotlineError(f"{name}: field '{field.name}': unknown type '{type_name}'")
-        field.type_name = f".{file.package}.{type_name}"
-    return file
-
-
-@cache
-def messages() -> dict[str, type]:
-    """The message classes of pprof.proto, by name."""
-    pool = descriptor_pool.DescriptorPool()
-    file = pool.Add(parse_proto3(read_text(PROTO), PROTO.name))
-    return {name: message_factory.GetMessageClass(
-        pool.FindMessageTypeByName(f"{PACKAGE}.{name}")) for name in file.message_types_by_name}
-
 
 def sample_types(levels: list[str]) -> list[tuple[str, str]]:
     """(type, unit) of every value of a sample, in order."""
@@ -199,12 +106,12 @@ class _Strings:
 def profile(misses: pd.DataFrame, vmlinux: Path | None, comments: list[str],
             time_nanos: int = 0):
     """The Profile message of a run's misses table (schema.MISSES columns)."""
-    m = messages()
     s = _Strings()
     levels = [lv for lv in LEVELS if lv in set(misses["level"])]
     types = sample_types(levels)
     values = sample_values(misses, levels)
-    p = m["Profile"](sample_type=[m["ValueType"](type=s(t), unit=s(u)) for t, u in types])
+    p = pprof_pb2.Profile(sample_type=[pprof_pb2.ValueType(type=s(t), unit=s(u))
+                                       for t, u in types])
     p.mapping.add(id=1, memory_start=KERNEL_START, memory_limit=(1 << 64) - 1,
                   filename=s(str(vmlinux) if vmlinux else "vmlinux"), has_functions=True,
                   has_filenames=True, has_line_numbers=True,
@@ -248,9 +155,9 @@ def profile(misses: pd.DataFrame, vmlinux: Path | None, comments: list[str],
         p.sample.add(location_id=[locations[int(row.pc)]],
                      value=[int(v) for v in row[len(SAMPLE_KEYS):]],
                      # cpu as a string: pprof drops a number label of 0 without a unit.
-                     label=[m["Label"](key=cpu, str=s(str(int(row.cpu)))),
-                            m["Label"](key=kind, str=s(row.kind)),
-                            m["Label"](key=data, str=s(describe(row.object, row.field)))])
+                     label=[pprof_pb2.Label(key=cpu, str=s(str(int(row.cpu)))),
+                            pprof_pb2.Label(key=kind, str=s(row.kind)),
+                            pprof_pb2.Label(key=data, str=s(describe(row.object, row.field)))])
     p.comment.extend(s(c) for c in comments)
     p.time_nanos = time_nanos
     if (DEFAULT_TYPE, "count") in types:
@@ -270,7 +177,7 @@ def read(path: Path):
     data = path.read_bytes()
     if data[:2] == b"\x1f\x8b":
         data = gzip.decompress(data)
-    p = messages()["Profile"]()
+    p = pprof_pb2.Profile()
     p.ParseFromString(data)
     return p
 

@@ -2,10 +2,9 @@
 written) with the protobuf library.
 
 The message types come from hotline's own packet.proto beside this file (the
-field numbers of gem5 v24.0's src/proto/packet.proto).  Rather than vendor
-protoc's output, the .proto is read here by a parser for the small part of
-the language it uses (proto2 messages, nested messages, scalar fields) and
-turned into descriptors, so the .proto stays the one definition.
+field numbers of gem5 v24.0's src/proto/packet.proto), through protoc's
+generated classes (packet_pb2.py, made from it by Debian's protoc;
+tests/test_protos.py checks that they are what protoc makes of it now).
 
 File layout (gem5's src/proto/protoio.cc): gzip if the name ends in .gz (we
 look at the gzip magic instead, as gem5's reader does), then the
@@ -14,18 +13,14 @@ messages: one PacketHeader, then Packets until the end of the file.
 """
 
 import gzip
-import re
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 from hotline.errors import HotlineError
-from hotline.inputs import read_text
+from hotline.simulate.gem5 import packet_pb2
 
-PROTO = Path(__file__).with_name("packet.proto")
 MAGIC = b"gem5"
 
 # MemCmd::Command of gem5 v24.0 (src/mem/packet.hh, in declaration order;
@@ -49,111 +44,9 @@ FLAG_LOCKED_RMW = 0x00100000
 FLAG_PREFETCH = 0x01000000
 FLAG_PT_WALK = 0x20000000
 
-_SCALARS = {
-    "uint32": descriptor_pb2.FieldDescriptorProto.TYPE_UINT32,
-    "uint64": descriptor_pb2.FieldDescriptorProto.TYPE_UINT64,
-    "int32": descriptor_pb2.FieldDescriptorProto.TYPE_INT32,
-    "int64": descriptor_pb2.FieldDescriptorProto.TYPE_INT64,
-    "bool": descriptor_pb2.FieldDescriptorProto.TYPE_BOOL,
-    "string": descriptor_pb2.FieldDescriptorProto.TYPE_STRING,
-    "bytes": descriptor_pb2.FieldDescriptorProto.TYPE_BYTES,
-}
-_LABELS = {
-    "required": descriptor_pb2.FieldDescriptorProto.LABEL_REQUIRED,
-    "optional": descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL,
-    "repeated": descriptor_pb2.FieldDescriptorProto.LABEL_REPEATED,
-}
-_TOKEN = re.compile(r'\s+|//[^\n]*|"[^"]*"|[A-Za-z_][\w.]*|\d+|[{}=;\[\]]')
-
-
-def _tokens(text: str) -> list[str]:
-    tokens, pos = [], 0
-    while pos < len(text):
-        m = _TOKEN.match(text, pos)
-        if not m:
-            raise HotlineError(f"{PROTO}: cannot read the .proto at {text[pos:pos + 20]!r}")
-        if not m.group().isspace() and not m.group().startswith("//"):
-            tokens.append(m.group())
-        pos = m.end()
-    return tokens
-
-
-def parse_proto(text: str) -> descriptor_pb2.FileDescriptorProto:
-    """A FileDescriptorProto for a proto2 file of messages with scalar and
-    message-typed fields (what packet.proto uses; anything else is refused)."""
-    tokens = _tokens(text)
-    file = descriptor_pb2.FileDescriptorProto(name=PROTO.name, syntax="proto2")
-    pos = 0
-    known, pending = set(), []   # message full names; message-typed fields to resolve
-
-    def take(expected: str | None = None) -> str:
-        nonlocal pos
-        token = tokens[pos]
-        if expected is not None and token != expected:
-            raise HotlineError(f"{PROTO}: expected '{expected}', found '{token}'")
-        pos += 1
-        return token
-
-    def message(into, scope: str) -> None:
-        msg = into.add(name=take())
-        full = f"{scope}.{msg.name}"
-        known.add(full)
-        take("{")
-        while tokens[pos] != "}":
-            if tokens[pos] == "message":
-                take()
-                message(msg.nested_type, full)
-                continue
-            label, type_name, name = take(), take(), take()
-            take("=")
-            number = int(take())
-            if label not in _LABELS:
-                raise HotlineError(f"{PROTO}: field '{name}': unknown label '{label}'")
-            field = msg.field.add(name=name, number=number, label=_LABELS[label])
-            if type_name in _SCALARS:
-                field.type = _SCALARS[type_name]
-            else:
-                field.type = descriptor_pb2.FieldDescriptorProto.TYPE_MESSAGE
-                pending.append((field, full, type_name))
-            if tokens[pos] == "[":  # options such as [default = 0]: proto2 defaults suffice
-                while take() != "]":
-                    pass
-            take(";")
-        take("}")
-
-    while pos < len(tokens):
-        word = take()
-        if word == "syntax":
-            take("=")
-            if take() != '"proto2"':
-                raise HotlineError(f"{PROTO}: only proto2 is supported")
-            take(";")
-        elif word == "package":
-            file.package = take()
-            take(";")
-        elif word == "message":
-            message(file.message_type, f".{file.package}" if file.package else "")
-        else:
-            raise HotlineError(f"{PROTO}: unexpected '{word}'")
-    # A message type name is looked up from the innermost scope outwards.
-    for field, scope, type_name in pending:
-        candidates = [f"{scope.rsplit('.', n)[0]}.{type_name}" for n in range(scope.count("."))]
-        found = next((c for c in candidates if c in known), None)
-        if found is None:
-            raise HotlineError(f"{PROTO}: field '{field.name}': unknown type '{type_name}'")
-        field.type_name = found
-    return file
-
-
-@cache
 def message_classes() -> tuple[type, type]:
-    """(PacketHeader, Packet) message classes built from packet.proto."""
-    pool = descriptor_pool.DescriptorPool()
-    file = pool.Add(parse_proto(read_text(PROTO)))
-    package = file.package
-    header = pool.FindMessageTypeByName(f"{package}.PacketHeader")
-    packet = pool.FindMessageTypeByName(f"{package}.Packet")
-    return message_factory.GetMessageClass(header), message_factory.GetMessageClass(packet)
+    """(PacketHeader, Packet): protoc's classes for packet.proto."""
+    return packet_pb2.PacketHeader, packet_pb2.Packet
 
 
 @dataclass(frozen=True)
