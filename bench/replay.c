@@ -3,8 +3,8 @@
  * replay: the hotline-cache plugin's work without QEMU.  It reads a stream of
  * executed blocks and data accesses recorded by the plugin built with
  * -DHOTLINE_CACHE_TRACE (OUT.trace) and feeds it, event by event, to the
- * plugin's own block_executed and data_access (this file includes the
- * plugin's source), so that what is measured is exactly the model and the
+ * plugin's own block_executed and data_access (this file is linked with the
+ * plugin's sources, plugins/hotline-cache/), so that what is measured is exactly the model and the
  * plugin's accounting, with nothing of QEMU's: under
  * `valgrind --tool=callgrind` it counts their instructions per access
  * repeatably on a loaded machine.  bench/README.md says how to record a
@@ -25,9 +25,12 @@
  * interleaving is the host's, so the counts differ from run to run, as in
  * parallel mode.
  */
-#include "../plugins/hotline-cache.c"
-
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
+
+#include "hotline-cache.h"
 
 /* QEMU's side of the plugin API: replay calls none of it at run time. */
 void qemu_plugin_register_vcpu_init_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_simple_cb_t cb)

@@ -11,9 +11,9 @@ import pandas as pd
 
 from hotline import paths
 from hotline.simulate.qemu import plugin_output
+from hotline.simulate.qemu.plugins import PLUGINS, plugin_sources
 from tests.conftest import require_tools
 
-PLUGINS = paths.REPO / "plugins"
 OPTIONS = ["cpus=2", "line=64", "l1i=32768:8:4", "l1d=32768:8:4", "l2=262144:4:12",
            "l3=8388608:16:42", "inclusion=inclusive", "memory=250", "peer=60", "sb=56:64",
            "vmemmap=0xffffea0000000000", "page_size=64"]
@@ -29,9 +29,11 @@ def access(core: int, store: int, pc: int, vaddr: int = 0x7F0000, paddr: int = L
 def build_replay(tmp_path: Path) -> Path:
     require_tools("gcc")
     replay = tmp_path / "replay"
-    subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-I", str(PLUGINS / "cachemodel"),
+    sources = plugin_sources("hotline-cache")    # the plugin's, and the model's
+    subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-pthread",
+                    *(f"-I{d}" for d in dict.fromkeys(s.parent for s in sources)),
                     "-I", str(PLUGINS), "-o", str(replay), str(paths.REPO / "bench" / "replay.c"),
-                    str(PLUGINS / "cachemodel" / "cachemodel.c")], check=True)
+                    *map(str, sources)], check=True)
     return replay
 
 

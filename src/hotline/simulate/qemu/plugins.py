@@ -1,6 +1,7 @@
-"""QEMU TCG plugins (plugins/NAME.c, one file per tool) and the cache model
-those that include cachemodel.h share (plugins/cachemodel/), built into the
-cache by a hash of their sources and the compiler.  Every hotline plugin
+"""QEMU TCG plugins (plugins/NAME.c, one file per tool, or plugins/NAME/ with
+NAME.c its entry and a file per part) and the cache model those that include
+cachemodel.h share (plugins/cachemodel/), built into the cache by a hash of
+their sources and the compiler.  Every hotline plugin
 takes out=FILE and writes its results there; the runner puts FILE in the run
 directory as NAME.out."""
 
@@ -39,28 +40,33 @@ class Plugin:
 
 
 def available_plugins() -> list[str]:
-    return sorted(p.stem for p in PLUGINS.glob("*.c"))
+    return sorted([p.stem for p in PLUGINS.glob("*.c")] +
+                  [p.parent.name for p in PLUGINS.glob("*/*.c") if p.stem == p.parent.name])
 
 
-def _plugin_sources(name: str) -> list[Path]:
-    source = PLUGINS / f"{name}.c"
-    if not source.is_file():
+def plugin_sources(name: str) -> list[Path]:
+    """The C files a plugin is built from: its own, and the cache model's
+    if it includes cachemodel.h."""
+    if name not in available_plugins():
         raise HotlineError(f"unknown plugin '{name}'; available: {', '.join(available_plugins())}")
-    # A plugin that includes the cache model's header is linked with it.
-    if re.search(r'^#include "cachemodel\.h"', read_text(source), re.MULTILINE):
-        return [source, MODEL / "cachemodel.c"]
-    return [source]
+    single = PLUGINS / f"{name}.c"
+    own = [single] if single.is_file() else sorted((PLUGINS / name).glob("*.c"))
+    headers = [] if single.is_file() else sorted((PLUGINS / name).glob("*.h"))
+    if any(re.search(r'^#include "cachemodel\.h"', read_text(f), re.MULTILINE)
+           for f in [*own, *headers]):
+        return [*own, MODEL / "cachemodel.c"]
+    return own
 
 
 def planned_plugin(name: str) -> Plugin:
     """Where the plugin with these sources is (or will be) cached, without
     building it."""
-    key, path = _shared_object(name, _plugin_sources(name), PLUGIN_CFLAGS)
+    key, path = _shared_object(name, plugin_sources(name), PLUGIN_CFLAGS)
     return Plugin(name, key, path)
 
 
 def build_plugin(name: str) -> Plugin:
-    key, path = _build_shared_object(name, _plugin_sources(name), PLUGIN_CFLAGS)
+    key, path = _build_shared_object(name, plugin_sources(name), PLUGIN_CFLAGS)
     return Plugin(name, key, path)
 
 
@@ -116,7 +122,7 @@ def build_cache_model() -> Path:
 def _shared_object(name: str, sources: list[Path], cflags: list[str]) -> tuple[str, Path]:
     """The key and cached path of NAME.so: keyed by every source and header
     hotline's C code has, the flags and the compiler."""
-    inputs = {"sources": hash_files([*PLUGINS.glob("*.[ch]"), *MODEL.glob("*.[ch]")], PLUGINS),
+    inputs = {"sources": hash_files(list(PLUGINS.rglob("*.[ch]")), PLUGINS),
               "build": [str(s.relative_to(PLUGINS)) for s in sources],
               "cflags": cflags, "compiler": compiler_version()}
     key = hash_json(inputs)
@@ -132,8 +138,10 @@ def _build_shared_object(name: str, sources: list[Path], cflags: list[str]) -> t
     staging = directory.with_name(directory.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
-    result = subprocess.run(["gcc", *cflags, "-I", str(MODEL), "-o", str(staging / path.name),
-                             *map(str, sources)], capture_output=True, text=True)
+    includes = [f"-I{d}" for d in dict.fromkeys(s.parent for s in sources)]
+    result = subprocess.run(["gcc", *cflags, *includes, "-I", str(PLUGINS), "-o",
+                             str(staging / path.name), *map(str, sources)],
+                            capture_output=True, text=True)
     if result.returncode != 0:
         raise HotlineError(f"{name} does not compile:\n{result.stderr.strip()}")
     staging.rename(directory)
