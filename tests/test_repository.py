@@ -1,6 +1,8 @@
 """The repository itself: no tracked file over 5 MB.  Every clone carries
 every file, so results kept for the tests are slimmed to what they test
-(analysis/smoke-results/PROVENANCE.md) rather than committed whole."""
+(analysis/smoke-results/PROVENANCE.md) rather than committed whole.  And
+no source file over 500 lines (one job per file) without a line near its
+top that says why."""
 
 import shutil
 import subprocess
@@ -24,3 +26,16 @@ def test_no_tracked_file_exceeds_5_mb():
     too_big = {name: size for name, size in sizes.items() if size > LIMIT}
     assert not too_big, f"tracked files over {LIMIT:,} bytes: " + ", ".join(
         f"{name} ({size:,} bytes)" for name, size in sorted(too_big.items()))
+
+
+LONG = 500
+REASON = "Over 500 lines:"
+
+
+def test_a_long_source_file_says_why():
+    long = {}
+    for path in [*(paths.REPO / "src").rglob("*.py"), *(paths.REPO / "plugins").rglob("*.[ch]")]:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        if len(lines) > LONG and not any(REASON in line for line in lines[:6]):
+            long[str(path.relative_to(paths.REPO))] = len(lines)
+    assert long == {}, f"over {LONG} lines with no '{REASON} ...' near the top"

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+// Over 500 lines: one translation unit, so that the compiler inlines an access's whole path.
 /*
  * cachemodel: the coherent multi-core cache hierarchy declared in
  * cachemodel.h.  Structures, in the order an access meets them:

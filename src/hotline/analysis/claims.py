@@ -1,6 +1,9 @@
 """The claims C1-C11 of the design brief, each checked against an
 experiment's gathered results by a written rule.
 
+Over 500 lines: the eleven rules beside the helpers they share, until each
+claim is a module of its own (issue 31).
+
 A claim is what a seed (a public mailing-list post, in the brief's seeds/
 directory) measured, with the figure it gave.  Its check takes the gathered
 results of one experiment (analysis/results.py: made by the QEMU backend or
