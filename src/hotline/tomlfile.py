@@ -10,6 +10,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from hotline.errors import HotlineError
+from hotline.inputs import read_text
 
 
 class Strict(BaseModel):
@@ -56,18 +57,11 @@ def one_line(path: Path, model: type[BaseModel], error: ValidationError) -> str:
 
 def read(path: Path) -> dict:
     """A TOML file's table, or a one-line error saying why it cannot be had."""
+    if Path(path).is_dir():
+        raise HotlineError(f"{path}: a directory, not a TOML file")
+    text = read_text(path)
     try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
-    except FileNotFoundError:
-        raise HotlineError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise HotlineError(f"{path}: a directory, not a TOML file") from None
-    except OSError as e:
-        raise HotlineError(f"{path}: cannot be read: {e.strerror or e}") from None
-    except UnicodeDecodeError as e:
-        raise HotlineError(f"{path}: not UTF-8 text (byte {e.object[e.start]:#04x} at offset "
-                           f"{e.start}); TOML files are UTF-8") from None
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise HotlineError(f"{path}: not valid TOML: {e}") from None
     except RecursionError:

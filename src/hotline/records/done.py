@@ -168,14 +168,15 @@ def read_record(out_dir: Path, run_id: str) -> dict | None:
     (set_aside), and a record that cannot be read is removed, so that the
     next sweep makes the run again."""
     record, problem = judge(out_dir, run_id)
-    if problem is None:
-        return record
-    if record is None:
+    if problem and record is None:
         say(f"run {run_id}: {problem}; removed, so that the next ./hotline run makes the run "
             "again")
         (out_dir / record_path(run_id, latest_attempt(out_dir, run_id))).unlink(missing_ok=True)
-        return judge(out_dir, run_id)[0]
-    return set_aside(out_dir, run_id, problem)
+        # What is left: an earlier attempt's record, or the directory alone.
+        record, problem = judge(out_dir, run_id)
+    if problem:
+        return set_aside(out_dir, run_id, problem)
+    return record
 
 
 def set_aside(out_dir: Path, run_id: str, problem: str) -> dict:
