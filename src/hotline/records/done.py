@@ -34,7 +34,6 @@ import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 
-
 from hotline import outputs, sealed
 from hotline.console import say
 from hotline.errors import HotlineError
