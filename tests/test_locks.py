@@ -191,7 +191,10 @@ def test_a_killed_step_takes_its_simulator_along(tmp_path):
     step = subprocess.Popen([sys.executable, "-c", SUPERVISED, str(tmp_path)])
     simulator = None
     try:
-        wait_for(lambda: children(step.pid), "the simulator to start")
+        # Started: forked and exec'd (between the two the child's command
+        # line is still its parent's, as CI once caught it).
+        wait_for(lambda: any(command_line(c)[:1] == ["sleep"] for c in children(step.pid)),
+                 "the simulator to start")
         (simulator,) = children(step.pid)
         assert command_line(simulator)[:2] == ["sleep", "300"]
         step.kill()
