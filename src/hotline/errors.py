@@ -14,6 +14,11 @@ class HotlineError(Exception):
     """A problem the user can fix; the message says what is wrong and how."""
 
 
+def first_line(e: Exception) -> str:
+    """What an exception says, in one line: a library's own may run to many."""
+    return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+
+
 def print_error(message: object) -> None:
     print(f"{PREFIX}{message}", file=sys.stderr)
 

@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hotline import outputs
+from hotline.errors import first_line
 from hotline.hashing import hash_file
 
 
@@ -46,10 +47,6 @@ def breach(directory: Path, files: dict, exclude: tuple[str, ...] = ()) -> str |
         except (OSError, pa.ArrowException) as e:
             return f"{table}: not a readable Parquet table ({first_line(e)})"
     return None
-
-
-def first_line(e: Exception) -> str:
-    return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
 
 
 # A gathered experiment's seal: runs.parquet, written last, lists in its

@@ -11,7 +11,7 @@ import pandas as pd
 import pyarrow as pa
 
 from hotline import sealed
-from hotline.errors import HotlineError
+from hotline.errors import HotlineError, first_line
 from hotline.kernel.build import kernel_dir
 from hotline.results import schema
 
@@ -32,8 +32,7 @@ def _read(path: Path, columns: list[str]) -> pd.DataFrame:
     try:
         table = pd.read_parquet(path)
     except (OSError, ValueError, pa.ArrowException) as e:
-        why = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise HotlineError(f"{path}: not a readable Parquet table ({why}); "
+        raise HotlineError(f"{path}: not a readable Parquet table ({first_line(e)}); "
                            f"{_regather(path)}") from None
     missing = [c for c in columns if c not in table.columns]
     if missing:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow as pa
 
-from hotline.errors import HotlineError
+from hotline.errors import HotlineError, first_line
 from hotline.results.objects import describe
 from hotline.results.schema import CAUSES, UNKNOWN_CAUSE
 from hotline.results.symbols import Symbolizer, disassemble_bytes
@@ -42,8 +42,8 @@ def read_table(path: Path, columns: list[str], fix: str) -> pd.DataFrame:
     except FileNotFoundError:
         raise HotlineError(f"{path}: missing; {fix}") from None
     except (OSError, ValueError, pa.ArrowException) as e:
-        why = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise HotlineError(f"{path}: not a readable Parquet table ({why}); {fix}") from None
+        raise HotlineError(f"{path}: not a readable Parquet table ({first_line(e)}); {fix}") \
+            from None
     missing = [c for c in columns if c not in table.columns]
     if missing:
         raise HotlineError(f"{path}: lacks the column(s) {', '.join(missing)} (written by "

@@ -24,11 +24,10 @@ import pyarrow.parquet as pq
 
 from hotline import outputs, sealed
 from hotline.console import say
-from hotline.errors import HotlineError
+from hotline.errors import HotlineError, first_line
 from hotline.experiment import load_spec, plan
 from hotline.records.done import read_manifest, read_record, set_aside
 from hotline.records.layout import INDEX
-from hotline.sealed import first_line
 
 
 def index(spec_path: Path, out_dir: Path) -> pd.DataFrame:
