@@ -50,10 +50,9 @@ def plugin_sources(name: str) -> list[Path]:
     if name not in available_plugins():
         raise HotlineError(f"unknown plugin '{name}'; available: {', '.join(available_plugins())}")
     single = PLUGINS / f"{name}.c"
-    own = [single] if single.is_file() else sorted((PLUGINS / name).glob("*.c"))
-    headers = [] if single.is_file() else sorted((PLUGINS / name).glob("*.h"))
-    if any(re.search(r'^#include "cachemodel\.h"', read_text(f), re.MULTILINE)
-           for f in [*own, *headers]):
+    files = [single] if single.is_file() else sorted((PLUGINS / name).glob("*.[ch]"))
+    own = [f for f in files if f.suffix == ".c"]
+    if any(re.search(r'^#include "cachemodel\.h"', read_text(f), re.MULTILINE) for f in files):
         return [*own, MODEL / "cachemodel.c"]
     return own
 
