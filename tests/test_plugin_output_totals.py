@@ -4,7 +4,7 @@ from run to run, is held to."""
 
 from hotline.simulate.qemu import plugin_output
 
-HEADER = ("# hotline-cache 3 cpus=2 line=64\n"
+HEADER = ("# hotline-cache 4 cpus=2 line=64\n"
           "# kinds read write rmw fetch\n"
           "# outcomes not-reached hit compulsory capacity conflict coherence upgrade\n")
 
@@ -26,7 +26,7 @@ MISS_WRITE = "miss\t0\t0x401000\twrite\t0x0\tupgrade\tnot-reached\tnot-reached\t
 def disagreements(tmp_path, insns, misses):
     path = tmp_path / "hotline-cache.out"
     path.write_text(HEADER + "roi\t0\t100\nroi\t1\t100\n" + "".join(insns) + "".join(misses)
-                    + f"# end roi=2 insn={len(insns)} miss={len(misses)} stolen=0 rapw=0\n")
+                    + f"# end roi=2 insn={len(insns)} miss={len(misses)} stolen=0 rapw=0 turns=0\n")
     return plugin_output.disagreements(plugin_output.read(path))
 
 

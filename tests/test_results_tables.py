@@ -9,9 +9,9 @@ import pytest
 from hotline.results.objects import ObjectMap, announced_objects
 from hotline.results.symbols import Symbol
 from hotline.simulate.qemu import plugin_output
-from hotline.simulate.qemu.cache_tables import raw_misses
+from hotline.simulate.qemu.cache_tables import raw_misses, turns_table
 
-HEADER = ("# hotline-cache 3 cpus=2 line=64\n"
+HEADER = ("# hotline-cache 4 cpus=2 line=64\n"
           "# kinds read write rmw fetch\n"
           "# outcomes not-reached hit compulsory capacity conflict coherence upgrade\n")
 ZEROS = "\t".join(["0"] * 21)
@@ -23,8 +23,9 @@ RECORDS = (
     "miss\t0\t0xffffffff81000020\tfetch\t0x0\tcompulsory\thit\tnot-reached\t1\t12\n"
     "miss\t0\t0x401000\twrite\t0x0\tupgrade\tnot-reached\tnot-reached\t2\t120\n"
     "stolen\t1\t0xffffffff81000010\t0xffffea0000000000\t0\t0xffffffff81000030\t4\n"
-    "rapw\t0\t0xffffffff81000040\t0xffffffff81000044\t7\n")
-END = "# end roi=2 insn=1 miss=3 stolen=1 rapw=1\n"
+    "rapw\t0\t0xffffffff81000040\t0xffffffff81000044\t7\n"
+    "turns\t1\t9\t3\t1600\n")
+END = "# end roi=2 insn=1 miss=3 stolen=1 rapw=1 turns=1\n"
 OUTPUT = HEADER + RECORDS + END
 
 
@@ -39,6 +40,15 @@ def test_output_records_become_typed_frames(tmp_path):
     assert frames["miss"]["data"].tolist() == [0xffffea0000000000, 0, 0]
     assert frames["stolen"].loc[0, ["cpu", "thief_cpu", "count"]].tolist() == [1, 0, 4]
     assert frames["rapw"].loc[0, "load_pc"] == 0xffffffff81000044
+    assert frames["turns"].loc[0].tolist() == [1, 9, 3, 1600]
+
+
+def test_turns_buckets_become_instruction_ranges(tmp_path):
+    # LOG2 9: turns of 2^9 = 512 to 2^10 - 1 = 1023 instructions.
+    path = tmp_path / "hotline-cache.out"
+    path.write_text(OUTPUT)
+    table = turns_table(plugin_output.read(path)["turns"])
+    assert table.loc[0].tolist() == [1, 512, 1023, 3, 1600]
 
 
 def test_the_insn_records_outcome_columns_are_named_by_the_header(tmp_path):
@@ -51,17 +61,17 @@ def test_the_insn_records_outcome_columns_are_named_by_the_header(tmp_path):
 
 
 @pytest.mark.parametrize("text, complaint", [
-    ("insn\t0x1\n", "not a hotline-cache version 3 output"),
-    (OUTPUT.replace("# hotline-cache 3", "# hotline-cache 2"),
-     "not a hotline-cache version 3 output"),
+    ("insn\t0x1\n", "not a hotline-cache version 4 output"),
+    (OUTPUT.replace("# hotline-cache 4", "# hotline-cache 3"),
+     "not a hotline-cache version 4 output"),
     (HEADER + "miss\t0\t0x10\n" + END, "4: malformed record"),
     (HEADER + "bogus\t1\n" + END, "4: malformed record"),
     (OUTPUT.replace("\tcapacity\tcapacity\thit", "\tcapacity\tbogus\thit"),
      "l2 'bogus' is none of the header's not-reached hit compulsory"),
     (OUTPUT.replace("\tfetch\t", "\tifetch\t"), "kind 'ifetch' is none of the header's"),
     (OUTPUT.replace("# kinds read write rmw fetch\n", ""), "header does not name the kinds"),
-    (OUTPUT + "roi\t2\t0\n", "13: a line after the end marker"),
-    (OUTPUT.replace(END, "# end roi=2 insn=1 miss=3\n"), "12: malformed end marker"),
+    (OUTPUT + "roi\t2\t0\n", "14: a line after the end marker"),
+    (OUTPUT.replace(END, "# end roi=2 insn=1 miss=3\n"), "13: malformed end marker"),
 ])
 def test_bad_output_is_refused_with_the_line(tmp_path, text, complaint):
     path = tmp_path / "hotline-cache.out"

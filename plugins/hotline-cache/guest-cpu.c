@@ -91,7 +91,7 @@ static pthread_t running_cpu_thread;
 static int running_cpu_looked_up;
 static const void *settled_cpu;		/* the vCPU find_core last settled on */
 
-void follow_core(uint64_t block_vaddr)
+const void *follow_core(uint64_t block_vaddr)
 {
 	const void *cpu = NULL;
 
@@ -103,8 +103,9 @@ void follow_core(uint64_t block_vaddr)
 	if (running_cpu && pthread_equal(pthread_self(), running_cpu_thread))
 		cpu = *running_cpu;
 	if (cpu && cpu == settled_cpu)
-		return;
+		return cpu;
 	settled_cpu = find_core(block_vaddr) ? cpu : NULL;
+	return cpu;
 }
 
 static void on_vcpu_init(qemu_plugin_id_t id, unsigned int vcpu_index)

@@ -7,7 +7,7 @@
  *   -plugin hotline-cache.so,out=FILE,cpus=N,line=64,l1i=SIZE:ASSOC:LATENCY,
  *           l1d=...,l2=...[,l3=...],inclusion=POLICY,memory=LATENCY,
  *           peer=LATENCY,sb=ENTRIES:WINDOW,cpu=index|guest[,cpu_number=OFFSET],
- *           vmemmap=BASE,page_size=BYTES
+ *           vmemmap=BASE,page_size=BYTES[,quantum=INSTRUCTIONS]
  *
  * cpu=index trusts QEMU's vCPU index (multi-threaded TCG, where each vCPU's
  * callbacks run on a thread of its own: see "Threads" below).  cpu=guest finds
@@ -41,6 +41,9 @@
  *
  * POLICY is the L3's inclusion policy by name (cm_inclusion_name).
  *
+ * quantum= (cpu=guest only) bounds each vCPU's turn in round-robin TCG to
+ * that many instructions, and the turns are measured (quantum.c).
+ *
  * Output (docs/hotline-cache-format.md), written to OUT at exit, tab-separated,
  * addresses in hex, one record a line after a '#' header with the options
  * and the names of the access kinds and of the outcomes (enum cm_outcome's,
@@ -55,6 +58,9 @@
  *   stolen CPU PC DATA THIEF_CPU THIEF_PC COUNT
  *                                             coherence misses and who caused them
  *   rapw CPU STORE_PC LOAD_PC COUNT           reads after partial writes
+ *   turns CPU LOG2 TURNS INSTRUCTIONS         cpu=guest: the vCPU turns of
+ *                                             2^LOG2 .. 2^(LOG2+1)-1
+ *                                             instructions (quantum.c)
  * and last an end marker counting the records of each type: a file without
  * it was cut short.  A write that fails (a full disk) fails the run: QEMU
  * exits with status 1 after one line naming the file (output.c's fail_run).
@@ -208,8 +214,10 @@ void data_access(uint32_t core, struct insn *n, uint64_t vaddr, uint64_t paddr,
 static void on_block(unsigned int vcpu_index, void *udata)
 {
 	struct block *b = udata;
+	const void *vcpu = NULL;
 	uint32_t core;
 
+	quantum_start();
 	/* Outside the regions of interest a block only matters while the CPUs'
 	 * per-CPU bases are still being learnt: reading a register costs more
 	 * than the rest of this callback. */
@@ -217,9 +225,11 @@ static void on_block(unsigned int vcpu_index, void *udata)
 	    (!cpu_from_guest || nbases >= config.cores))
 		return;
 	if (cpu_from_guest)
-		follow_core(b->vaddr);
+		vcpu = follow_core(b->vaddr);
 	core = cpu_from_guest ? current_core : vcpu_index;
 	if (core < config.cores) {
+		if (cpu_from_guest && __atomic_load_n(&in_roi, __ATOMIC_RELAXED))
+			turns_block(vcpu, core, b->insns);
 		TRACE('B', core, 0, 0, b->insns, b->vaddr, b->end, 0);
 		block_executed(core, b);
 	}
@@ -260,8 +270,12 @@ static void on_marker(unsigned int vcpu_index, void *udata)
 		 * for the rest of this block.  Markers run in user mode. */
 		if (in_roi && cpu_from_guest)
 			follow_core(0);
+		if (cpu_from_guest)
+			turns_cut();
 	} else if (op == ROI_RESET) {
 		reset_counters();
+		if (cpu_from_guest)
+			turns_reset();
 	} else if (op == ROI_DUMP) {
 		dump_counters();
 	}
@@ -341,6 +355,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		perror(out_path);
 		return -1;
 	}
+	if ((error = quantum_install())) {
+		fprintf(stderr, "hotline-cache: %s\n", error);
+		return -1;
+	}
 	model = cm_new(&config);
 	while ((1u << line_shift) < config.line_bytes)
 		line_shift++;
@@ -353,6 +371,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	tallies = calloc(ntallies, sizeof(*tallies));
 	for (uint32_t i = 0; i < ntallies; i++)
 		tally_init(&tallies[i]);
+	turns = calloc(config.cores, sizeof(*turns));
 	if (cpu_from_guest)
 		guest_cpu_install(id);
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on_translate);

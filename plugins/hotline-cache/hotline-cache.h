@@ -11,6 +11,7 @@
  *   output.c         the counts written out (docs/hotline-cache-format.md),
  *                    and a failed write failing the run
  *   guest-cpu.c      the executing CPU in round-robin TCG (cpu=guest)
+ *   quantum.c        vCPU turns of a chosen length, and their lengths
  *   trace.c          the recorder of events for bench/replay.c
  *
  * Nothing here is exported from the plugin: it is built with
@@ -258,7 +259,25 @@ extern uint32_t current_core;
 extern uint32_t nbases;
 
 void guest_cpu_install(qemu_plugin_id_t id);
-void follow_core(uint64_t block_vaddr);
+/* Settles current_core; returns the vCPU QEMU runs now (its CPUState), or
+ * NULL where QEMU does not say. */
+const void *follow_core(uint64_t block_vaddr);
+
+/* ---- vCPU turns, cpu=guest (quantum.c) ---------------------------------- */
+
+extern uint64_t quantum;		/* quantum=: instructions per turn, or 0 */
+/* Per core: turns of 2^b to 2^(b+1) - 1 instructions, and their
+ * instructions. */
+struct turns {
+	uint64_t count[64], insns[64];
+};
+extern struct turns *turns;
+
+const char *quantum_install(void);	/* NULL, or what is wrong */
+void quantum_start(void);
+void turns_block(const void *vcpu, uint32_t core, uint32_t insns);
+void turns_cut(void);
+void turns_reset(void);
 
 /* ---- the recorder (trace.c) --------------------------------------------- */
 

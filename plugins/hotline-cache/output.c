@@ -15,13 +15,13 @@
 
 #include "hotline-cache.h"
 
-#define FORMAT_VERSION 3	/* docs/hotline-cache-format.md */
+#define FORMAT_VERSION 4	/* docs/hotline-cache-format.md */
 
 /* The records, in the order they are written; the end marker counts each. */
-enum record { REC_ROI, REC_INSN, REC_MISS, REC_STOLEN, REC_RAPW, NRECORDS };
+enum record { REC_ROI, REC_INSN, REC_MISS, REC_STOLEN, REC_RAPW, REC_TURNS, NRECORDS };
 static const char *const record_names[NRECORDS] = {
 	[REC_ROI] = "roi", [REC_INSN] = "insn", [REC_MISS] = "miss", [REC_STOLEN] = "stolen",
-	[REC_RAPW] = "rapw",
+	[REC_RAPW] = "rapw", [REC_TURNS] = "turns",
 };
 
 /*
@@ -150,6 +150,14 @@ static void write_counters(struct output *o)
 		emit(o, "\t%u\t0x%" PRIx64 "\t0x%" PRIx64 "\t%" PRIu64 "\n", k->cpu,
 		     k->other_pc, k->pc, t->count);
 	}
+	for (uint32_t c = 0; c < config.cores; c++)
+		for (int b = 0; b < 64; b++) {
+			if (!turns[c].count[b])
+				continue;
+			begin_record(o, REC_TURNS);
+			emit(o, "\t%u\t%d\t%" PRIu64 "\t%" PRIu64 "\n", c, b, turns[c].count[b],
+			     turns[c].insns[b]);
+		}
 	emit(o, "# end");
 	for (int r = 0; r < NRECORDS; r++)
 		emit(o, " %s=%" PRIu64, record_names[r], o->records[r]);

@@ -119,6 +119,8 @@ def run_conditions(run: PlannedRun, spec: specs.ExperimentSpec,
                    "spec": system.model_dump()},
         "workload": {"name": run.workload, "scale": run.scale, "params": dict(run.params)},
         "backend": {"name": spec.backend, "mode": spec.mode,
+                    # Only when set, so that no earlier run's key changed.
+                    **({"quantum": spec.quantum} if spec.quantum is not None else {}),
                     **simulate.get_backend(spec.backend).identity()},
         "root": spec.root,
         "kernel_command_line": command_line(run, spec),

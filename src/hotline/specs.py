@@ -128,12 +128,18 @@ BACKENDS = ("qemu", "gem5")
 # plans 25 runs) and far below what would make planning it take minutes.
 MAX_REPEATS = 1000
 MAX_RUNS = 10_000
+# A turn of 10^9 instructions is longer than any region hotline runs.
+MAX_QUANTUM = 10**9
 
 
 class ExperimentSpec(Strict):
     description: str
     backend: Literal[BACKENDS] = "qemu"
     mode: Literal["deterministic", "parallel"] = "deterministic"
+    # Deterministic mode on QEMU with hotline-cache: at most this many
+    # instructions per vCPU turn (docs/interleaving.md).  None: QEMU's own
+    # turns, up to the next virtual-timer deadline.
+    quantum: int | None = Field(default=None, ge=1, le=MAX_QUANTUM)
     root: Literal["initramfs", "disk"] = "initramfs"
     repeats: int = Field(default=1, ge=1, le=MAX_REPEATS)
     timeout_s: int = Field(default=1800, gt=0)

@@ -46,6 +46,7 @@ def index(spec_path: Path, out_dir: Path) -> pd.DataFrame:
             "run_id": run.run_id, "variant": run.variant, "workload": run.workload,
             "scale": run.scale, "params": json.dumps(dict(run.params), sort_keys=True),
             "system": run.system, "repeat": run.repeat, "mode": spec.mode,
+            "quantum": spec.quantum,
             "backend": spec.backend,
             "status": record.get("status", "not run"), "failure": record.get("failure"),
             "wall_seconds": (manifest or {}).get("wall_seconds"),
@@ -61,6 +62,7 @@ def index(spec_path: Path, out_dir: Path) -> pd.DataFrame:
             "status", "failure", "key", "created", "path", "guest_log", "step_log", "summary",
             "manifest"]
     return pd.DataFrame(rows).astype({**{c: "string" for c in text}, "repeat": "int64",
+                                      "quantum": "Int64",
                                       "wall_seconds": "float64"})
 
 

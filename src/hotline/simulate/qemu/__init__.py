@@ -31,6 +31,11 @@ class Qemu(Backend):
         if spec.plugin is not None and spec.plugin not in plugins.available_plugins():
             raise HotlineError(f"{path}: key 'plugin': unknown plugin '{spec.plugin}'; "
                                f"available: {', '.join(plugins.available_plugins())}")
+        if spec.quantum is not None and (spec.mode != "deterministic"
+                                         or spec.plugin != "hotline-cache"):
+            raise HotlineError(f"{path}: key 'quantum': bounds the vCPU turns of deterministic "
+                               "mode, through the hotline-cache plugin: set mode = "
+                               "\"deterministic\" and plugin = \"hotline-cache\", or remove it")
 
     def check(self, spec, path: Path) -> None:
         pass
@@ -73,9 +78,11 @@ class Qemu(Backend):
             append=job.append, serial_log=Path(guest_log.FILE),
             plugin_args=(plugin.qemu_argument(
                 Path(f"{plugin.name}.out"),
-                plugins.plugin_options(plugin.name, system, job.kernel.directory, spec.mode)),)
+                plugins.plugin_options(plugin.name, system, job.kernel.directory, spec.mode,
+                                       spec.quantum)),)
             if plugin else (), scratch_disks=disks)
-        say(f"run {job.run_id}: booting {system.cpus} vCPUs ({spec.mode} mode)")
+        turns = f", turns of at most {spec.quantum} instructions" if spec.quantum else ""
+        say(f"run {job.run_id}: booting {system.cpus} vCPUs ({spec.mode} mode{turns})")
         try:
             return simulator.run(cmd, work, cpus=system.cpus, workloads=[job.workload],
                                  timeout_s=spec.timeout_s, label=f"run {job.run_id}")

@@ -9,6 +9,8 @@ run directory:
                         coherence misses, both instructions symbolized
   rapw.parquet          per (cpu, store pc, load pc): reads after partial writes
   roi.parquet           per cpu: instructions inside the regions of interest
+  turns.parquet         per (cpu, turn length bucket): the vCPU turns of
+                        deterministic mode (empty in parallel mode)
 """
 
 from pathlib import Path
@@ -48,6 +50,14 @@ def instructions_table(insn: pd.DataFrame, objects, run_id: str) -> pd.DataFrame
     return with_code(table, "pc", "", objects).sort_values(["pc", "kind"], ignore_index=True)
 
 
+def turns_table(turns: pd.DataFrame) -> pd.DataFrame:
+    """The turns histogram with its buckets as instruction ranges: turns of
+    shortest to longest instructions (inclusive)."""
+    low = 2 ** turns["log2"].astype("int64")
+    return pd.DataFrame({"cpu": turns["cpu"], "shortest": low, "longest": 2 * low - 1,
+                         "turns": turns["turns"], "instructions": turns["instructions"]})
+
+
 def write_tables(run_dir: Path, kernel_dir: Path, run_id: str) -> dict[str, Path]:
     frames = plugin_output.read(run_dir / OUTPUT)
     console = (run_dir / guest_log.FILE).read_text(errors="replace")
@@ -59,6 +69,7 @@ def write_tables(run_dir: Path, kernel_dir: Path, run_id: str) -> dict[str, Path
         "coherence": coherence_table(frames["stolen"], objects, run_id),
         "rapw": rapw_table(frames["rapw"], objects, run_id),
         "roi": frames["roi"],
+        "turns": turns_table(frames["turns"]),
     }
     written = {}
     for name, table in tables.items():

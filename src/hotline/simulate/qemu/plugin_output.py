@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-VERSION = 3
+VERSION = 4
 MAGIC = "# hotline-cache "
 # The fields of each record type after its name, in order; the `insn`
 # record's outcome counts follow its fields here (insn_columns).
@@ -22,6 +22,7 @@ RECORDS = {
     "miss": ["cpu", "pc", "kind", "data", "l1", "l2", "l3", "count", "cycles"],
     "stolen": ["cpu", "pc", "data", "thief_cpu", "thief_pc", "count"],
     "rapw": ["cpu", "store_pc", "load_pc", "count"],
+    "turns": ["cpu", "log2", "turns", "instructions"],
 }
 LEVELS = ("l1", "l2", "l3")
 HEX = {"pc", "data", "thief_pc", "store_pc", "load_pc"}

@@ -69,11 +69,13 @@ def build_plugin(name: str) -> Plugin:
     return Plugin(name, key, path)
 
 
-def plugin_options(name: str, system, kernel_dir: Path, mode: str) -> list[str]:
+def plugin_options(name: str, system, kernel_dir: Path, mode: str,
+                   quantum: int | None = None) -> list[str]:
     """What a plugin needs to know besides out=: hotline-cache takes the
     system's caches (cache_options), the kernel's struct page array, and in
     deterministic mode finds the executing CPU from the guest's per-CPU
-    base and the kernel's cpu_number variable."""
+    base and the kernel's cpu_number variable, and bounds the vCPU turns to
+    quantum instructions if one is given."""
     if name != "hotline-cache":
         return []
     options = cache_options(system)
@@ -82,6 +84,8 @@ def plugin_options(name: str, system, kernel_dir: Path, mode: str) -> list[str]:
     options += [f"vmemmap={layout['symbols']['vmemmap_base']}", f"page_size={layout['sizeof']}"]
     if mode == "deterministic":
         options += ["cpu=guest", f"cpu_number={_symbol(kernel_dir / 'System.map', 'cpu_number'):#x}"]
+        if quantum:
+            options.append(f"quantum={quantum}")
     else:
         options.append("cpu=index")
     return options

@@ -1,0 +1,116 @@
+"""quantum = N: vCPU turns of at most N instructions in deterministic mode
+(plugins/hotline-cache/quantum.c, docs/interleaving.md).
+
+The spec checks need nothing; the runs boot cachebench at smoke scale twice
+with a quantum of 1,000 instructions, for bit-identical tables, turns as
+long as the setting allows, and the false sharing that QEMU's own turns
+hide (0 coherence misses: tests/test_cache_plugin.py) made visible."""
+
+import pandas as pd
+import pytest
+
+from hotline import paths, specs
+from hotline.disk_image import guest_program_symbols
+from hotline.errors import HotlineError
+from hotline.experiment import load_spec, run_experiment
+from hotline.simulate.qemu.plugins import plugin_options
+from hotline.workloads import load_workload
+from tests.conftest import require_tools
+
+QUANTUM = 1000
+SPEC = f"""description = "cachebench with turns of {QUANTUM} instructions"
+variants = ["baseline"]
+systems = ["skylake-4core"]
+workloads = [{{ name = "cachebench", scale = "smoke" }}]
+plugin = "hotline-cache"
+quantum = {QUANTUM}
+"""
+TABLES = ("misses", "instructions", "coherence", "rapw", "roi", "turns")
+SMOKE = load_workload("cachebench").scales["smoke"]
+
+
+@pytest.mark.parametrize("change, complaint", [
+    ('mode = "parallel"\n', "key 'quantum': bounds the vCPU turns of deterministic mode"),
+    ('backend = "gem5"\nroot = "disk"\n', "key 'quantum': bounds QEMU's vCPU turns"),
+])
+def test_a_quantum_where_it_cannot_apply_is_refused(tmp_path, change, complaint):
+    spec = tmp_path / "spec.toml"
+    text = SPEC.replace('plugin = "hotline-cache"\n', "") if "gem5" in change else SPEC
+    spec.write_text(text + change)
+    with pytest.raises(HotlineError, match=complaint):
+        load_spec(spec)
+
+
+@pytest.mark.parametrize("value", [0, -5, specs.MAX_QUANTUM + 1])
+def test_a_quantum_out_of_range_is_refused(tmp_path, value):
+    spec = tmp_path / "spec.toml"
+    spec.write_text(SPEC.replace(f"quantum = {QUANTUM}", f"quantum = {value}"))
+    with pytest.raises(HotlineError, match="quantum"):
+        load_spec(spec)
+
+
+def test_the_plugin_is_told_the_quantum_in_deterministic_mode_only(tmp_path):
+    # A kernel directory with just what the options read of it.
+    (tmp_path / "layout.json").write_text(
+        '{"symbols": {"vmemmap_base": "0xffffea0000000000"}, "sizeof": 64}')
+    (tmp_path / "System.map").write_text("000000000001f000 D cpu_number\n")
+    system = specs.load_system("skylake-4core")
+
+    def options(mode, quantum):
+        return plugin_options("hotline-cache", system, tmp_path, mode, quantum)
+    assert f"quantum={QUANTUM}" in options("deterministic", QUANTUM)
+    assert not any(o.startswith("quantum=") for o in options("deterministic", None))
+    assert not any(o.startswith("quantum=") for o in options("parallel", QUANTUM))
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    require_tools("qemu-system-x86_64", "make", "gcc")
+    tmp = tmp_path_factory.mktemp("quantum")
+    spec = tmp / "quantum.toml"
+    spec.write_text(SPEC)
+    directories = []
+    with pytest.MonkeyPatch.context() as mp:
+        for i in range(2):
+            mp.setenv("HOTLINE_RESULTS", str(tmp / f"results-{i}"))
+            (result,) = run_experiment(spec, rerun=True)
+            assert result.failure is None, result.failure
+            directories.append(result.directory)
+    return directories
+
+
+@pytest.mark.boot
+def test_runs_at_one_quantum_give_bit_identical_tables(runs):
+    for name in TABLES:
+        assert (runs[0] / f"{name}.parquet").read_bytes() == \
+            (runs[1] / f"{name}.parquet").read_bytes(), name
+
+
+@pytest.mark.boot
+def test_no_turn_is_longer_than_the_quantum_allows(runs):
+    # A turn ends at a switch of vCPU or at the timer's deadline, every
+    # QUANTUM x cpus instructions: no turn is longer than that.  (While
+    # every vCPU runs, each gets at most QUANTUM of it.)
+    cpus = specs.load_system("skylake-4core").cpus
+    turns = pd.read_parquet(runs[0] / "turns.parquet")
+    assert len(turns) and turns["turns"].sum() > 0
+    assert turns["shortest"].max() <= QUANTUM * cpus
+    assert (turns["instructions"] >= turns["turns"] * turns["shortest"]).all()
+    assert (turns["instructions"] <= turns["turns"] * turns["longest"]).all()
+
+
+@pytest.mark.boot
+def test_false_sharing_is_seen_once_turns_are_short(runs, tmp_path):
+    # Each incrementer runs `iterations` loop passes of at least three
+    # instructions (the load, the store, the branch): at least 3,000
+    # instructions, so in turns of at most QUANTUM while both run, at least
+    # 3 turns each.  Each turn after the first two begins with a coherence
+    # miss (tests/test_cache_plugin.py: coherence = turns - 2): at least
+    # 2 x 3 - 2 = 4, where QEMU's own turns give 0.
+    start, size = guest_program_symbols(
+        paths.DISK_IMAGES / "workloads" / "cachebench" / "cachebench.c", tmp_path)["incrementer"]
+    misses = pd.read_parquet(runs[0] / "misses.parquet")
+    mine = misses[(misses["pc"] >= start) & (misses["pc"] < start + size)
+                  & (misses["level"] == "L1D") & (misses["kind"] == "read")]
+    least = 2 * (3 * SMOKE["iterations"] // QUANTUM) - 2
+    assert mine.loc[mine["cause"] == "coherence", "count"].sum() >= least
