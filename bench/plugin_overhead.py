@@ -1,16 +1,27 @@
 """What the instruments cost: the same fork storm under plain TCG, TCG with
 an empty plugin, with roi-count and with hotline-cache (the full 4-core
-model), all in one mode, one run each after another on this machine.
+model), all in one mode, one run each after another on this machine, as many
+rounds as asked (the configurations alternate within each round, since this
+machine's speed drifts by 10-15% within an hour).
 
     .venv/bin/python bench/plugin_overhead.py [--mode deterministic|parallel]
                                               [--scale smoke|default]
                                               [--contrib-cache LIBCACHE.so]
+                                              [--quanta N ...] [--repeats R]
+                                              [--only CONFIG ...]
 
-Writes bench/results/plugin_overhead-MODE-SCALE.json and prints a table:
-wall time of the whole boot + workload + shutdown, the slowdown against plain
-TCG, and the region of interest's instructions, loads and stores (counted by
-roi-count's run).  Wall time includes booting, which the plugins slow down
-too; run it on an otherwise idle machine.
+Writes bench/results/plugin_overhead-MODE-SCALE[-SUFFIX].json and prints a
+table: the median and range of the wall time of the whole boot + workload +
+shutdown, the median slowdown against plain TCG, and the region of
+interest's instructions, loads and stores (counted by roi-count's run).
+Wall time includes booting, which the plugins slow down too; run it on an
+otherwise idle machine.
+
+--quanta times hotline-cache at each quantum too (deterministic mode:
+instructions per vCPU turn, docs/interleaving.md; 0 is QEMU's own turns);
+without it hotline-cache runs at the default.  --only keeps the named
+configurations (none, empty, roi-count, hotline-cache, hotline-cache@N,
+qemu-contrib-cache).
 
 --contrib-cache times the closest peer too: QEMU's own cache plugin
 (contrib/plugins/cache.c: per-core L1I, L1D and L2, LRU, no coherence, no
@@ -23,6 +34,7 @@ import hashlib
 import json
 import os
 import platform
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -33,7 +45,7 @@ from hotline.experiment import hotline_revision
 from hotline.kernel.build import build_kernel
 from hotline.simulate import guest_log
 from hotline.simulate.command_line import kernel_command_line
-from hotline.simulate.qemu import simulator as qemu
+from hotline.simulate.qemu import DEFAULT_QUANTUM, simulator as qemu
 from hotline.simulate.qemu.plugins import build_plugin, plugin_options
 from hotline.workloads import load_workload
 
@@ -52,6 +64,25 @@ def contrib_cache_options(system: specs.SystemSpec) -> list[str]:
             f"l2blksize={c.line_bytes}", f"cores={system.cpus}", "evict=lru"]
 
 
+def configurations(args) -> list[tuple[str, str | None, int]]:
+    """(label, plugin, quantum) of each configuration to time."""
+    quantum = DEFAULT_QUANTUM if args.mode == "deterministic" else 0
+    configs = [(name or "none", name, 0) for name in CONFIGS[:-1]]
+    if args.quanta:
+        configs += [(f"hotline-cache@{q}", "hotline-cache", q) for q in args.quanta]
+    else:
+        configs.append(("hotline-cache", "hotline-cache", quantum))
+    if args.contrib_cache:
+        configs.append((CONTRIB_CACHE, CONTRIB_CACHE, 0))
+    if args.only:
+        unknown = set(args.only) - {label for label, _, _ in configs}
+        if unknown:
+            raise SystemExit(f"bench: --only {sorted(unknown)[0]}: no such configuration; "
+                             f"there are {', '.join(label for label, _, _ in configs)}")
+        configs = [c for c in configs if c[0] in args.only]
+    return configs
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mode", default="deterministic", choices=qemu.MODES)
@@ -59,63 +90,87 @@ def main() -> None:
     parser.add_argument("--contrib-cache", type=Path, metavar="LIBCACHE.so",
                         help="also time QEMU's contrib cache plugin, built from this QEMU's "
                              "contrib/plugins/cache.c")
+    parser.add_argument("--quanta", type=int, nargs="+", metavar="N",
+                        help="time hotline-cache at each of these quanta (deterministic mode)")
+    parser.add_argument("--repeats", type=int, default=1, metavar="R",
+                        help="rounds of alternated runs (default: 1)")
+    parser.add_argument("--only", nargs="+", metavar="CONFIG",
+                        help="time only these configurations")
+    parser.add_argument("--suffix", default="", help="added to the results file's name")
     args = parser.parse_args()
     if args.contrib_cache and not args.contrib_cache.is_file():
         raise SystemExit(f"bench: {args.contrib_cache}: no such file; build QEMU's "
                          "contrib/plugins/cache.c as bench/README.md says")
+    if args.quanta and args.mode != "deterministic":
+        raise SystemExit("bench: --quanta bounds the turns of deterministic mode only")
 
     revision = hotline_revision()     # now: the tree may change during a long run
     system = specs.load_system("skylake-4core")
     kernel, image = build_kernel("baseline"), build_image()
     params = load_workload("forkstorm").resolve_params(args.scale, {})
     append = kernel_command_line([("forkstorm", params)])
-    rows = []
-    for name in CONFIGS + ([CONTRIB_CACHE] if args.contrib_cache else []):
-        plugin = build_plugin(name) if name and name != CONTRIB_CACHE else None
-        with tempfile.TemporaryDirectory() as tmp:
-            run_dir = Path(tmp)
-            plugin_args = (plugin.qemu_argument(
-                Path("plugin.out"), plugin_options(name, system, kernel.directory, args.mode)),
-            ) if plugin else ()
+    configs = configurations(args)
+    walls: dict[str, list[float]] = {label: [] for label, _, _ in configs}
+    rows = {label: {"plugin": label, "quantum": quantum, "roi": None}
+            for label, _, quantum in configs}
+    for round_ in range(args.repeats):
+        for label, name, quantum in configs:
+            plugin = build_plugin(name) if name and name != CONTRIB_CACHE else None
+            with tempfile.TemporaryDirectory() as tmp:
+                run_dir = Path(tmp)
+                plugin_args = (plugin.qemu_argument(
+                    Path("plugin.out"), plugin_options(name, system, kernel.directory,
+                                                       args.mode, quantum)),
+                ) if plugin else ()
+                if name == CONTRIB_CACHE:
+                    plugin_args = (",".join([str(args.contrib_cache.resolve()),
+                                             *contrib_cache_options(system)]),)
+                cmd = qemu.command(bzimage=kernel.bzimage, image=image, root="initramfs",
+                                   cpus=system.cpus, memory_mib=system.memory_mib,
+                                   cpu_model=system.qemu.cpu_model, mode=args.mode,
+                                   append=append, serial_log=Path(guest_log.FILE),
+                                   plugin_args=plugin_args)
+                start = time.monotonic()
+                outcome = qemu.run(cmd, run_dir, cpus=system.cpus, workloads=["forkstorm"],
+                                   timeout_s=3600,
+                                   label=f"bench {label} (round {round_ + 1}/{args.repeats})")
+                wall = time.monotonic() - start
+                if outcome.failure:
+                    raise SystemExit(f"bench: {label}: {outcome.failure}")
+                if name == "roi-count":
+                    line = (run_dir / "plugin.out").read_text().splitlines()[0]
+                    rows[label]["roi"] = {k: int(v) for k, v in
+                                          (f.split("=") for f in line.split()[2:])}
+            walls[label].append(round(wall, 1))
+            if plugin:
+                rows[label]["build"] = plugin.key
             if name == CONTRIB_CACHE:
-                plugin_args = (",".join([str(args.contrib_cache.resolve()),
-                                         *contrib_cache_options(system)]),)
-            cmd = qemu.command(bzimage=kernel.bzimage, image=image, root="initramfs",
-                               cpus=system.cpus, memory_mib=system.memory_mib,
-                               cpu_model=system.qemu.cpu_model, mode=args.mode, append=append,
-                               serial_log=Path(guest_log.FILE), plugin_args=plugin_args)
-            start = time.monotonic()
-            outcome = qemu.run(cmd, run_dir, cpus=system.cpus, workloads=["forkstorm"],
-                               timeout_s=3600, label=f"bench {name or 'plain TCG'}")
-            wall = time.monotonic() - start
-            if outcome.failure:
-                raise SystemExit(f"bench: {name or 'plain TCG'}: {outcome.failure}")
-            roi = None
-            if name == "roi-count":
-                line = (run_dir / "plugin.out").read_text().splitlines()[0]
-                roi = {k: int(v) for k, v in (f.split("=") for f in line.split()[2:])}
-        rows.append({"plugin": name or "none", "wall_seconds": round(wall, 1), "roi": roi})
-        if plugin:
-            rows[-1]["build"] = plugin.key
-        if name == CONTRIB_CACHE:
-            rows[-1].update(options=contrib_cache_options(system), sha256=hashlib.sha256(
-                args.contrib_cache.read_bytes()).hexdigest())
-    for row in rows:
-        row["slowdown"] = round(row["wall_seconds"] / rows[0]["wall_seconds"], 2)
+                rows[label].update(options=contrib_cache_options(system), sha256=hashlib.sha256(
+                    args.contrib_cache.read_bytes()).hexdigest())
+    plain = statistics.median(walls["none"]) if "none" in walls else None
+    for label, row in rows.items():
+        median = statistics.median(walls[label])
+        row.update(wall_seconds=walls[label], median_seconds=median,
+                   slowdown=round(median / plain, 2) if plain else None)
     result = {"benchmark": "plugin_overhead", "mode": args.mode, "workload": "forkstorm",
               "params": params, "system": "skylake-4core", "hotline": revision,
-              "host": platform.node(),
+              "host": platform.node(), "repeats": args.repeats, "order": "alternated",
               "host_cpus": os.cpu_count(), "qemu": qemu.qemu_version(),
-              "kernel": kernel.key, "date": time.strftime("%Y-%m-%d"), "runs": rows}
+              "kernel": kernel.key, "date": time.strftime("%Y-%m-%d"),
+              "runs": list(rows.values())}
     RESULTS.mkdir(exist_ok=True)
-    path = RESULTS / f"plugin_overhead-{args.mode}-{args.scale}.json"
+    suffix = f"-{args.suffix}" if args.suffix else ""
+    path = RESULTS / f"plugin_overhead-{args.mode}-{args.scale}{suffix}.json"
     path.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"{'plugin':<15}{'wall s':>9}{'slowdown':>10}")
-    for row in rows:
-        print(f"{row['plugin']:<15}{row['wall_seconds']:>9}{row['slowdown']:>10}")
-    roi = next(r["roi"] for r in rows if r["roi"])
-    print(f"region of interest: {roi['insns']:,} instructions, {roi['loads']:,} loads, "
-          f"{roi['stores']:,} stores; written to {path}")
+    print(f"{'configuration':<22}{'median s':>9}{'range s':>16}{'slowdown':>10}")
+    for row in rows.values():
+        span = f"{min(row['wall_seconds'])}-{max(row['wall_seconds'])}"
+        print(f"{row['plugin']:<22}{row['median_seconds']:>9}{span:>16}{row['slowdown']:>10}")
+    roi = next((r["roi"] for r in rows.values() if r["roi"]), None)
+    if roi:
+        print(f"region of interest: {roi['insns']:,} instructions, {roi['loads']:,} loads, "
+              f"{roi['stores']:,} stores")
+    print(f"written to {path}")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ import pytest
 from hotline import paths, specs
 from hotline.disk_image import guest_program_symbols
 from hotline.errors import HotlineError
-from hotline.experiment import load_spec, run_experiment
+from hotline.experiment import load_spec, plan, run_conditions, run_experiment
+from hotline.simulate.qemu import DEFAULT_QUANTUM
 from hotline.simulate.qemu.plugins import plugin_options
 from hotline.workloads import load_workload
 from tests.conftest import require_tools
@@ -41,7 +42,7 @@ def test_a_quantum_where_it_cannot_apply_is_refused(tmp_path, change, complaint)
         load_spec(spec)
 
 
-@pytest.mark.parametrize("value", [0, -5, specs.MAX_QUANTUM + 1])
+@pytest.mark.parametrize("value", [-5, specs.MAX_QUANTUM + 1])
 def test_a_quantum_out_of_range_is_refused(tmp_path, value):
     spec = tmp_path / "spec.toml"
     spec.write_text(SPEC.replace(f"quantum = {QUANTUM}", f"quantum = {value}"))
@@ -114,3 +115,23 @@ def test_false_sharing_is_seen_once_turns_are_short(runs, tmp_path):
                   & (misses["level"] == "L1D") & (misses["kind"] == "read")]
     least = 2 * (3 * SMOKE["iterations"] // QUANTUM) - 2
     assert mine.loc[mine["cause"] == "coherence", "count"].sum() >= least
+
+
+@pytest.mark.parametrize("text, quantum", [
+    (SPEC, QUANTUM),
+    (SPEC.replace(f"quantum = {QUANTUM}\n", ""), DEFAULT_QUANTUM),
+    (SPEC.replace(f"quantum = {QUANTUM}", "quantum = 0"), 0),
+    (SPEC.replace(f"quantum = {QUANTUM}\n", 'mode = "parallel"\n'), 0),
+    (SPEC.replace(f"quantum = {QUANTUM}\n", "").replace('plugin = "hotline-cache"\n', ""), 0),
+])
+def test_runs_record_the_quantum_they_run_with(tmp_path, text, quantum):
+    # The default where turns can be bounded; 0 (QEMU's own turns) where the
+    # spec says so or they cannot be; in the run's conditions only if set,
+    # so that runs of QEMU's own turns keep the key they had.
+    spec = tmp_path / "spec.toml"
+    spec.write_text(text)
+    loaded = load_spec(spec)
+    run = plan(loaded)[0]
+    backend = run_conditions(run, loaded, specs.load_system(run.system))["backend"]
+    assert backend.get("quantum", 0) == quantum
+    assert ("quantum" in backend) == bool(quantum)

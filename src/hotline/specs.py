@@ -137,9 +137,10 @@ class ExperimentSpec(Strict):
     backend: Literal[BACKENDS] = "qemu"
     mode: Literal["deterministic", "parallel"] = "deterministic"
     # Deterministic mode on QEMU with hotline-cache: at most this many
-    # instructions per vCPU turn (docs/interleaving.md).  None: QEMU's own
-    # turns, up to the next virtual-timer deadline.
-    quantum: int | None = Field(default=None, ge=1, le=MAX_QUANTUM)
+    # instructions per vCPU turn; 0: QEMU's own turns, up to the next
+    # virtual-timer deadline.  Unset: the QEMU backend's default
+    # (docs/interleaving.md says how it was chosen).
+    quantum: int | None = Field(default=None, ge=0, le=MAX_QUANTUM)
     root: Literal["initramfs", "disk"] = "initramfs"
     repeats: int = Field(default=1, ge=1, le=MAX_REPEATS)
     timeout_s: int = Field(default=1800, gt=0)

@@ -80,6 +80,11 @@ class Backend(ABC):
     def identity(self) -> dict:
         """The simulator's identity in a run's conditions (and so its key)."""
 
+    def settings(self, spec: "ExperimentSpec") -> dict:
+        """The spec's settings only this backend has, as they take effect
+        (defaults filled in), in a run's conditions (and so its key)."""
+        return {}
+
     @abstractmethod
     def threads(self, spec: "ExperimentSpec", system: "SystemSpec") -> int:
         """Host threads one simulation keeps busy."""

@@ -2,7 +2,7 @@
 results directory,
 
   runs.parquet   one row per planned run: what it was (variant, workload,
-                 scale, parameters, system, repeat, mode), how it ended
+                 scale, parameters, system, repeat, mode, quantum), how it ended
                  (status ok / failed / not run, the failure's reason), where
                  its directory, guest log and step log are (relative to the
                  experiment's directory), its key, wall time, the guest's
@@ -46,7 +46,8 @@ def index(spec_path: Path, out_dir: Path) -> pd.DataFrame:
             "run_id": run.run_id, "variant": run.variant, "workload": run.workload,
             "scale": run.scale, "params": json.dumps(dict(run.params), sort_keys=True),
             "system": run.system, "repeat": run.repeat, "mode": spec.mode,
-            "quantum": spec.quantum,
+            # As the run had it (its manifest), not as the spec says it.
+            "quantum": ((manifest or {}).get("inputs") or {}).get("backend", {}).get("quantum"),
             "backend": spec.backend,
             "status": record.get("status", "not run"), "failure": record.get("failure"),
             "wall_seconds": (manifest or {}).get("wall_seconds"),

@@ -28,7 +28,7 @@ class Gem5(Backend):
         if spec.plugin is not None:
             raise HotlineError(f"{path}: key 'plugin': plugin is a QEMU plugin; backend "
                                "\"gem5\" takes none")
-        if spec.quantum is not None:
+        if spec.quantum:
             raise HotlineError(f"{path}: key 'quantum': bounds QEMU's vCPU turns; gem5's "
                                "cores run cycle by cycle: remove it")
 

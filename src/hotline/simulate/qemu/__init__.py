@@ -23,6 +23,18 @@ QEMU_OVERHEAD_MIB = 1024
 CACHE_TABLES_OVERHEAD_MIB = 4096
 
 
+# Instructions per vCPU turn in deterministic mode unless the spec says
+# otherwise: where the fork storm's coherence figures stopped moving
+# (docs/interleaving.md, bench/results/quantum_convergence.json).
+DEFAULT_QUANTUM = 10_000
+
+
+def _turns_bounded(spec) -> bool:
+    """Whether the spec's runs can have bounded turns: the timer lives in
+    hotline-cache, and only round-robin TCG takes turns."""
+    return spec.mode == "deterministic" and spec.plugin == "hotline-cache"
+
+
 class Qemu(Backend):
     name = "qemu"
     markers = "nop"
@@ -31,14 +43,24 @@ class Qemu(Backend):
         if spec.plugin is not None and spec.plugin not in plugins.available_plugins():
             raise HotlineError(f"{path}: key 'plugin': unknown plugin '{spec.plugin}'; "
                                f"available: {', '.join(plugins.available_plugins())}")
-        if spec.quantum is not None and (spec.mode != "deterministic"
-                                         or spec.plugin != "hotline-cache"):
+        if spec.quantum and not _turns_bounded(spec):
             raise HotlineError(f"{path}: key 'quantum': bounds the vCPU turns of deterministic "
                                "mode, through the hotline-cache plugin: set mode = "
                                "\"deterministic\" and plugin = \"hotline-cache\", or remove it")
 
     def check(self, spec, path: Path) -> None:
         pass
+
+    def settings(self, spec) -> dict:
+        quantum = self.quantum(spec)
+        return {"quantum": quantum} if quantum else {}
+
+    @staticmethod
+    def quantum(spec) -> int:
+        """Instructions per vCPU turn as the run will have them; 0: QEMU's own."""
+        if not _turns_bounded(spec):
+            return 0
+        return DEFAULT_QUANTUM if spec.quantum is None else spec.quantum
 
     def identity(self) -> dict:
         # gem5_config: None, as run keys had it before the backends were
@@ -79,9 +101,10 @@ class Qemu(Backend):
             plugin_args=(plugin.qemu_argument(
                 Path(f"{plugin.name}.out"),
                 plugins.plugin_options(plugin.name, system, job.kernel.directory, spec.mode,
-                                       spec.quantum)),)
+                                       self.quantum(spec))),)
             if plugin else (), scratch_disks=disks)
-        turns = f", turns of at most {spec.quantum} instructions" if spec.quantum else ""
+        quantum = self.quantum(spec)
+        turns = f", turns of at most {quantum} instructions" if quantum else ""
         say(f"run {job.run_id}: booting {system.cpus} vCPUs ({spec.mode} mode{turns})")
         try:
             return simulator.run(cmd, work, cpus=system.cpus, workloads=[job.workload],

@@ -54,8 +54,9 @@ def turns_table(turns: pd.DataFrame) -> pd.DataFrame:
     """The turns histogram with its buckets as instruction ranges: turns of
     shortest to longest instructions (inclusive)."""
     low = 2 ** turns["log2"].astype("int64")
-    return pd.DataFrame({"cpu": turns["cpu"], "shortest": low, "longest": 2 * low - 1,
-                         "turns": turns["turns"], "instructions": turns["instructions"]})
+    return pd.DataFrame({"cpu": turns["cpu"].astype("int64"), "shortest": low,
+                         "longest": 2 * low - 1, "turns": turns["turns"],
+                         "instructions": turns["instructions"]})
 
 
 def write_tables(run_dir: Path, kernel_dir: Path, run_id: str) -> dict[str, Path]:
