@@ -12,7 +12,11 @@ It is gem5's PrivateL1PrivateL2CacheHierarchy (its memory bus, ports and
 coherent I/O cache are inherited) with the geometry and latencies of the
 spec instead of the stdlib's fixed caches, the optional L3, the monitors, no
 prefetchers, and page-table walks through the core's L2 (as on x86, where
-walks are cached) instead of straight to memory."""
+walks are cached) instead of straight to memory.
+
+With cycle_profile, each core also gets hotline's cycle profile
+(configs/gem5/extras, HotlineCycleProfile: O3 cores only), listening to the
+core and to its L1D and L2."""
 
 from __future__ import annotations
 
@@ -47,18 +51,28 @@ def traced_monitor(trace_dir: str, name: str, *, responses: bool) -> CommMonitor
     return monitor
 
 
+def cycle_profile_built() -> bool:
+    """Whether this gem5 was built with hotline's extension (EXTRAS=
+    configs/gem5/extras)."""
+    import m5.objects
+    return hasattr(m5.objects, "HotlineCycleProfile")
+
+
 class MonitoredPrivateL1PrivateL2CacheHierarchy(PrivateL1PrivateL2CacheHierarchy):
     """Each cache is a dict of gem5 Cache parameters (size, assoc,
     tag_latency, data_latency, response_latency, mshrs, tgts_per_mshr,
     clusivity, writeback_clean).  Monitor names are formats of {cpu};
-    without trace_dir there are no monitors."""
+    without trace_dir there are no monitors.  cycle_profile needs a gem5
+    built with hotline's extension (cycle_profile_built())."""
 
     def __init__(self, *, l1i: dict, l1d: dict, l2: dict, l3: dict | None = None,
                  trace_dir: str | None = None, core_monitor: str | None = None,
                  l1d_monitor: str = "l1d_to_l2_cpu{cpu}",
-                 l2_monitor: str = "l2_to_mem_cpu{cpu}") -> None:
+                 l2_monitor: str = "l2_to_mem_cpu{cpu}", cycle_profile: bool = False) -> None:
         super().__init__(l1d_size=l1d["size"], l1i_size=l1i["size"], l2_size=l2["size"])
         self._l1i, self._l1d, self._l2, self._l3 = l1i, l1d, l2, l3
+        self._cycle_profile = cycle_profile
+        self.cycle_profiles = []
         self._trace_dir = trace_dir
         self._names = {"core": core_monitor, "l1d": l1d_monitor, "l2": l2_monitor}
 
@@ -120,6 +134,12 @@ class MonitoredPrivateL1PrivateL2CacheHierarchy(PrivateL1PrivateL2CacheHierarchy
                 cpu.connect_interrupt(self.membus.mem_side_ports, self.membus.cpu_side_ports)
             else:
                 cpu.connect_interrupt()
+
+        if self._cycle_profile:
+            from m5.objects import HotlineCycleProfile
+            self.cycle_profiles = [
+                HotlineCycleProfile(manager=cpu.get_simobject(), l1d=self.l1dcaches[i],
+                                    l2=self.l2caches[i]) for i, cpu in enumerate(cores)]
 
         if board.has_coherent_io():
             self._setup_io_cache(board)

@@ -11,7 +11,8 @@ stopped, inside the first region of interest.  The first step of the
 simulation is one tick long, so that the region can be opened (stats reset,
 LSQ debug trace on) once the simulator exists; later work_begin/work_end
 pairs open and close further regions (work_end dumps the stats: one dump per
-region).  The init's m5 exit ends the run.  Every region's first and last
+region; with hotline's extension, each core's cycle profile is started at
+a region's start and written at its end).  The init's m5 exit ends the run.  Every region's first and last
 tick go into a JSON file, which the host uses to keep only the packets
 inside the regions; stats.txt holds one dump per region, in order, and
 gem5's own dump at exit after them."""
@@ -19,6 +20,8 @@ gem5's own dump at exit after them."""
 from __future__ import annotations
 
 import json
+import os
+import sys
 
 import m5
 import m5.debug
@@ -51,10 +54,13 @@ class CheckpointAtRoi:
 
 
 class RoiRecorder:
-    def __init__(self, *, path: str, debug_flags: list[str]) -> None:
+    def __init__(self, *, path: str, debug_flags: list[str], profiles: list = (),
+                 profile_path: str = "") -> None:
         self._simulator = None
         self._path = path
         self._debug_flags = debug_flags
+        self._profiles = list(profiles)
+        self._profile_path = profile_path
         self.regions: list[dict] = []
         self._save()
 
@@ -74,6 +80,8 @@ class RoiRecorder:
     def _open(self) -> None:
         m5.stats.reset()
         self._set_debug(True)
+        for profile in self._profiles:
+            profile.startRegion()
         self.regions.append({"begin": m5.curTick(), "end": None})
         self._save()
 
@@ -101,9 +109,21 @@ class RoiRecorder:
             else:
                 m5.stats.dump()
                 self._set_debug(False)
+                self._dump_profiles(len(self.regions) - 1)
                 self.regions[-1]["end"] = m5.curTick()
                 self._save()
             yield False
+
+    def _dump_profiles(self, region: int) -> None:
+        """Each core's cycle profile of the region; a table that cannot be
+        written ends the run (hotline would refuse the run without it)."""
+        directory = os.path.dirname(self._profile_path)
+        if self._profiles and directory:
+            os.makedirs(directory, exist_ok=True)
+        for cpu, profile in enumerate(self._profiles):
+            problem = profile.dumpRegion(self._profile_path.format(region=region, cpu=cpu))
+            if problem:
+                sys.exit(f"hotline-gem5: cannot write the cycle profile: {problem}")
 
     def handlers(self) -> dict:
         return {ExitEvent.MAX_TICK: self.open_first(), ExitEvent.WORKBEGIN: self.work_begin(),

@@ -24,7 +24,13 @@ from typing import Literal, Optional, Union
 
 # Bumped whenever a field changes meaning, so that a script never reads
 # parameters written for another version of itself.
-SCHEMA = 2
+SCHEMA = 3
+
+
+# What a gem5 built without hotline's extension cannot measure, said once by
+# the run script and once by hotline when it reads the run.
+NO_EXTENSION = ("this gem5 has no HotlineCycleProfile: the cycle profile was not measured; "
+                "build gem5 with EXTRAS=configs/gem5/extras (README.md, \"gem5\")")
 
 
 class ParamsError(ValueError):
@@ -119,6 +125,11 @@ class MeasureParams:
     traces: Optional[Traces]  # classic caches only
     lsq_debug_flags: list[str]  # O3 only: debug flags on inside the regions
     roi_file: str             # in --outdir, JSON: every region's first and last tick
+    # O3 with classic caches: each core's cycle profile of each region, from
+    # hotline's gem5 extension (configs/gem5/extras), written to this name in
+    # --outdir ({region} and {cpu} are numbers from 0).  A gem5 built without
+    # the extension writes none and says so in one line.
+    cycle_profile: Optional[str] = None
 
 
 def _check(kind, value, where: str):

@@ -27,9 +27,9 @@ misses.parquet, one row per (cpu, instruction, data field, level, cause):
                one level, never across levels.
 
 The other tables, as the QEMU backend's hotline-cache writes them
-(simulate/qemu/cache_tables.py); gem5 runs make misses, coherence and roi
-only, and a table no run made reads as empty with these columns
-(analysis/results.py):
+(simulate/qemu/cache_tables.py); gem5 runs make misses, coherence, roi, and
+with O3 cores rapw, cycles and region_cycles; a table no run made reads as
+empty with these columns (analysis/results.py):
 
 instructions.parquet, one row per (instruction, access kind) executed: its
   bytes as run, accesses, cycles and misses at each level, symbol, offset and
@@ -39,6 +39,17 @@ coherence.parquet, one row per (cpu, pc, object, field, thief cpu, thief pc):
 rapw.parquet, one row per (cpu, store pc, load pc): reads after partial
   writes, both instructions symbolized.
 roi.parquet, one row per cpu: instructions inside the regions of interest.
+turns.parquet (QEMU, deterministic mode), one row per (cpu, bucket of turn
+  lengths): the vCPU turns of shortest to longest instructions and the
+  instructions in them (docs/interleaving.md).
+cycles.parquet (gem5 O3), one row per (region, cpu, instruction): committed
+  instructions and micro-ops, and the core's cycles charged to the
+  instruction (cycles; configs/gem5/extras/cycle_profile.hh states the
+  rule), split by what the core was doing (cycles_commit) or waiting for
+  (cycles_load_l2 ... cycles_squash: CYCLE_CAUSES), symbolized.
+region_cycles.parquet (gem5 O3), one row per (region, cpu): the region's
+  cycles and the halted ones among them; the rest add up to the cpu's
+  cycles in cycles.parquet.
 """
 
 import pandas as pd
@@ -66,8 +77,22 @@ RAPW = {
     "load_symbol": "string", "load_offset": "int64", "load_source_line": "string",
 }
 ROI = {"run": "string", "cpu": "int64", "instructions": "int64"}
+TURNS = {"run": "string", "cpu": "int64", "shortest": "int64", "longest": "int64",
+         "turns": "int64", "instructions": "int64"}
+# What a charged cycle went to, in the order of cycle_profile.hh's enum Cause
+# (tests/test_cycle_profile.py checks them against its causeNames).
+CYCLE_CAUSES = ("commit", "load_l2", "load_memory", "load_peer", "barrier", "store", "execute",
+                "front_end", "mispredict", "squash")
+CYCLES = {
+    "run": "string", "region": "int64", "cpu": "int64", "pc": "uint64",
+    "instructions": "int64", "micro_ops": "int64", "cycles": "float64",
+    **{f"cycles_{cause}": "float64" for cause in CYCLE_CAUSES},
+    "symbol": "string", "offset": "int64", "source_line": "string",
+}
+REGION_CYCLES = {"run": "string", "region": "int64", "cpu": "int64", "cycles": "int64",
+                 "halted_cycles": "int64"}
 TABLES = {"misses": MISSES, "instructions": INSTRUCTIONS, "coherence": COHERENCE, "rapw": RAPW,
-          "roi": ROI}
+          "roi": ROI, "turns": TURNS, "cycles": CYCLES, "region_cycles": REGION_CYCLES}
 LEVELS = ("L1I", "L1D", "L2", "L3")
 CAUSES = ("compulsory", "capacity", "conflict", "coherence", "upgrade")
 # What the report calls cause "": a miss the backend did not classify.

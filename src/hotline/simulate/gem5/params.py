@@ -55,6 +55,7 @@ CONSOLE = "board.pc.com_1.device"  # the guest's serial console, as the board na
 LSQ_TRACE = "lsq.trace"          # a named pipe hotline reads (lsq_trace.PipeReader)
 LSQ_COUNTS = "lsq-partial-overlaps.parquet"   # what hotline kept of it
 TRACE_DIR = "traces"
+CYCLE_PROFILE = "cycles/region{region}.cpu{cpu}.csv"   # configs/gem5/extras/cycle_profile.hh
 # Monitor names: one per core and boundary; the trace files are NAME.req.trc.gz
 # and (below the caches) NAME.resp.trc.gz.
 CORE_MONITOR = "core_to_l1d_cpu{cpu}"
@@ -151,8 +152,9 @@ def boot_params(machine, checkpoint_dir: Path):
 
 def measure_params(system: SystemSpec, machine, checkpoint_dir: Path):
     """The measuring run: packet traces need the classic hierarchy's
-    CommMonitors; the LSQ trace needs the O3 CPU."""
+    CommMonitors; the LSQ trace needs the O3 CPU; the cycle profile both."""
     classic = system.gem5.caches == "classic"
+    o3 = system.gem5.roi_cpu == "o3"
     traces = run_params.Traces(directory=TRACE_DIR, core_monitor=CORE_MONITOR,
                                l1d_monitor=L1D_MONITOR, l2_monitor=L2_MONITOR)
     return run_params.MeasureParams(
@@ -160,5 +162,6 @@ def measure_params(system: SystemSpec, machine, checkpoint_dir: Path):
         roi_cpu=system.gem5.roi_cpu,
         caches=classic_caches(system) if classic else ruby_caches(system),
         traces=traces if classic else None,
-        lsq_debug_flags=["LSQUnit"] if system.gem5.roi_cpu == "o3" else [],
-        roi_file=ROI_FILE)
+        lsq_debug_flags=["LSQUnit"] if o3 else [],
+        roi_file=ROI_FILE,
+        cycle_profile=CYCLE_PROFILE if o3 and classic else None)

@@ -18,8 +18,10 @@ and points GEM5 at the binary (gem5.opt for X86, v24.0).  Each run:
    gem5_core_stats.parquet (per core and region), the packet traces into
    gem5_misses_raw.parquet and misses.parquet (through the attribution
    step the QEMU backend uses), the LSQUnit trace (read through a pipe
-   while gem5 runs) into rapw.parquet (O3 only), and
-   gem5_trace_summary.json.
+   while gem5 runs) into rapw.parquet (O3 only), each core's cycle
+   profile of each region (O3 with classic caches, from hotline's gem5
+   extension: cycle_profile.py) into cycles.parquet and
+   region_cycles.parquet, and gem5_trace_summary.json.
 """
 
 import dataclasses
@@ -35,8 +37,8 @@ from hotline import paths
 from hotline.console import say
 from hotline.errors import HotlineError
 from hotline.inputs import read_text
-from hotline.simulate.gem5 import (checkpoints, lsq_trace, params as gem5_params, physical_map,
-                                   stats, trace_misses)
+from hotline.simulate.gem5 import (checkpoints, cycle_profile, lsq_trace, params as gem5_params,
+                                   physical_map, stats, trace_misses)
 from hotline.simulate import guest_log
 from hotline.simulate.backend import Outcome
 from hotline.simulate.supervise import exit_failure, supervise, write_command
@@ -212,7 +214,34 @@ def collect(run_dir: Path, run_id: str, params, kernel_dir: Path,
         rapw_table(partial, objects, run_id).to_parquet(run_dir / "rapw.parquet", index=False)
         tables["rapw"] = run_dir / "rapw.parquet"
         account["partial_overlap_replays"] = int(partial["count"].sum())
+    if params.cycle_profile:
+        tables.update(_cycle_tables(run_dir, run_id, params, regions, objects, account))
     return tables, account
+
+
+def _cycle_tables(run_dir: Path, run_id: str, params, regions, objects,
+                  account: dict) -> dict[str, Path]:
+    """The cycle profile's tables, or none, said in one line, where the gem5
+    binary was built without hotline's extension."""
+    out = run_dir / OUTDIR
+    files = {(region, cpu): out / params.cycle_profile.format(region=region, cpu=cpu)
+             for region, (_, end) in enumerate(regions) if end is not None
+             for cpu in range(params.machine.cpus)}
+    if not any(path.exists() for path in files.values()) and \
+            gem5_params.run_params.NO_EXTENSION in (run_dir / LOG).read_text(errors="replace"):
+        say(f"{run_id}: {gem5_params.run_params.NO_EXTENSION}")
+        account["cycle_profile"] = "not measured: gem5 built without hotline's extension"
+        return {}
+    missing = [path for path in files.values() if not path.exists()]
+    if missing:
+        raise HotlineError(f"{missing[0]}: missing; gem5 wrote {len(files) - len(missing)} of "
+                           f"{len(files)} cycle profiles")
+    written = {}
+    for name, table in cycle_profile.tables(files, objects, run_id).items():
+        table.to_parquet(run_dir / f"{name}.parquet", index=False)
+        written[name] = run_dir / f"{name}.parquet"
+    account["cycle_profile"] = "measured"
+    return written
 
 
 def simulate(run_dir: Path, *, run_id: str, system: SystemSpec, kernel_dir: Path,

@@ -1,0 +1,25 @@
+"""The Python side of hotline's cycle profile (cycle_profile.hh).
+
+One object per O3 core.  It listens to the core's commit probe points and
+to its L1D's and L2's miss and fill probe points, charges every cycle of a
+region to one instruction, and writes one table per region when asked.
+"""
+
+from m5.objects.Probe import ProbeListenerObject
+from m5.params import Param, NULL
+from m5.SimObject import PyBindMethod
+
+
+class HotlineCycleProfile(ProbeListenerObject):
+    type = "HotlineCycleProfile"
+    cxx_header = "cycle_profile.hh"
+    cxx_class = "gem5::hotline::CycleProfile"
+    cxx_exports = [
+        PyBindMethod("startRegion"),
+        PyBindMethod("dumpRegion"),
+    ]
+
+    # The core: its probe manager is the one the listeners attach to.
+    manager = Param.BaseO3CPU("the O3 core whose cycles are charged")
+    l1d = Param.BaseCache(NULL, "the core's L1D (to say which loads missed)")
+    l2 = Param.BaseCache(NULL, "the core's L2 (to say where a miss was served)")

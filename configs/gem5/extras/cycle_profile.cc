@@ -1,0 +1,359 @@
+/*
+ * hotline's cycle profile of one gem5 O3 core; the rule is in
+ * cycle_profile.hh, the table's format in docs/gem5.md.
+ */
+
+#include "cycle_profile.hh"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <utility>
+
+#include "cpu/o3/cpu.hh"
+#include "cpu/o3/dyn_inst.hh"
+#include "mem/cache/base.hh"
+#include "params/HotlineCycleProfile.hh"
+
+namespace gem5
+{
+namespace hotline
+{
+
+namespace
+{
+
+const char *const causeNames[NumCauses] = {
+    "commit", "load_l2", "load_memory", "load_peer", "barrier", "store",
+    "execute", "front_end", "mispredict", "squash",
+};
+
+/* A listener on any object's probe manager (ProbeListenerArg takes the
+ * manager of the listening object, and the caches are not that). */
+template <class Arg>
+class Listener : public ProbeListenerArgBase<Arg>
+{
+  public:
+    Listener(ProbeManager *manager, const std::string &point,
+             std::function<void(const Arg &)> call)
+        : ProbeListenerArgBase<Arg>(manager, point), call(std::move(call))
+    {}
+
+    void notify(const Arg &value) override { call(value); }
+
+  private:
+    std::function<void(const Arg &)> call;
+};
+
+bool
+isLastOfInstruction(const o3::DynInstPtr &inst)
+{
+    return !inst->isMicroop() || inst->isLastMicroop();
+}
+
+} // anonymous namespace
+
+CycleProfile::CycleProfile(const HotlineCycleProfileParams &params)
+    : ProbeListenerObject(params),
+      cpu(dynamic_cast<o3::CPU *>(params.manager)),
+      l1d(params.l1d),
+      l2(params.l2),
+      lineMask(params.manager->cacheLineSize() - 1)
+{
+    fatal_if(cpu == nullptr, "%s: the manager must be an O3 core", name());
+}
+
+void
+CycleProfile::regProbeListeners()
+{
+    using InstListener = Listener<o3::DynInstPtr>;
+    using CacheListener = Listener<CacheAccessProbeArg>;
+    ProbeManager *core = cpu->getProbeManager();
+    auto on_inst = [this](void (CycleProfile::*f)(const o3::DynInstPtr &)) {
+        return [this, f](const o3::DynInstPtr &inst) { (this->*f)(inst); };
+    };
+    auto on_cache = [this](void (CycleProfile::*f)(const CacheAccessProbeArg &)) {
+        return [this, f](const CacheAccessProbeArg &arg) { (this->*f)(arg); };
+    };
+
+    listeners.push_back(new InstListener(core, "Commit",
+                                         on_inst(&CycleProfile::commit)));
+    listeners.push_back(new InstListener(core, "CommitStall",
+                                         on_inst(&CycleProfile::commitStall)));
+    listeners.push_back(new InstListener(core, "Squash",
+                                         on_inst(&CycleProfile::squash)));
+    listeners.push_back(new InstListener(core, "Mispredict",
+                                         on_inst(&CycleProfile::mispredict)));
+    listeners.push_back(new Listener<bool>(core, "Sleeping",
+        [this](const bool &state) { sleeping(state); }));
+    listeners.push_back(new Listener<uint64_t>(core, "Cycles",
+        [this](const uint64_t &delta) { cycles(delta); }));
+    if (l1d) {
+        listeners.push_back(new CacheListener(l1d->getProbeManager(), "Miss",
+                                              on_cache(&CycleProfile::l1dMiss)));
+    }
+    if (l2) {
+        listeners.push_back(new CacheListener(l2->getProbeManager(), "Miss",
+                                              on_cache(&CycleProfile::l2Miss)));
+        listeners.push_back(new CacheListener(l2->getProbeManager(), "Fill",
+                                              on_cache(&CycleProfile::l2Fill)));
+    }
+}
+
+Cycles
+CycleProfile::now() const
+{
+    return cpu->curCycle();
+}
+
+void
+CycleProfile::startRegion()
+{
+    rows.clear();
+    regionStart = accounted = now();
+    pendingCycles = haltedCycles = 0;
+    group.clear();
+    headSeen = blamed = false;
+    mispredictSeq = 0;
+    missLine.clear();
+    lineServed.clear();
+    // asleep is kept across regions: a core halted when the region starts
+    // stays halted until its next tick says how long.
+}
+
+void
+CycleProfile::closeGroup()
+{
+    if (group.empty())
+        return;
+    const uint64_t share = unitsPerCycle / group.size();
+    fatal_if(share * group.size() != unitsPerCycle,
+             "%s: %d commits in one cycle; the units allow at most 8",
+             name(), group.size());
+    for (Addr pc : group)
+        rows[pc].units[Commit] += share;
+    group.clear();
+}
+
+Cause
+CycleProfile::headCause() const
+{
+    return headWaits;
+}
+
+void
+CycleProfile::chargeStall(Addr pc, Cause cause)
+{
+    rows[pc].units[cause] += pendingCycles * unitsPerCycle;
+    pendingCycles = 0;
+}
+
+void
+CycleProfile::commit(const o3::DynInstPtr &inst)
+{
+    const Cycles c = now();
+    const Addr pc = inst->pcState().instAddr();
+    if (!group.empty() && c == groupCycle) {
+        group.push_back(pc);
+    } else {
+        closeGroup();
+        if (c > accounted)
+            pendingCycles += c - accounted;
+        if (pendingCycles > 0) {
+            if (blamed)
+                chargeStall(blamePc, blameCause);
+            else if (headSeen && headSeq == inst->seqNum)
+                chargeStall(pc, headCause());
+            else
+                chargeStall(pc, headSeen ? Execute : FrontEnd);
+        }
+        group.push_back(pc);
+        groupCycle = c;
+        accounted = c + Cycles(1);
+    }
+    Row &row = rows[pc];
+    ++row.microOps;
+    if (isLastOfInstruction(inst))
+        ++row.instructions;
+    headSeen = false;
+    blamed = false;
+    missLine.erase(inst->seqNum);
+    // The cycles after a mispredicted branch or a squash-after instruction
+    // commits, until the next commit, refill the pipeline it emptied.
+    if (inst->seqNum == mispredictSeq || inst->isSquashAfter()) {
+        blamed = true;
+        blamePc = pc;
+        blameCause = inst->seqNum == mispredictSeq ? Mispredict : Squash;
+    }
+}
+
+void
+CycleProfile::commitStall(const o3::DynInstPtr &inst)
+{
+    headSeen = true;
+    headSeq = inst->seqNum;
+    headPc = inst->pcState().instAddr();
+    if (inst->isFullMemBarrier() || inst->isReadBarrier() ||
+            inst->isWriteBarrier()) {
+        headWaits = Barrier;
+    } else if (inst->isLoad() || inst->isAtomic()) {
+        auto miss = missLine.find(inst->seqNum);
+        if (miss == missLine.end()) {
+            headWaits = Execute;
+        } else {
+            auto served = lineServed.find(miss->second);
+            Served where = served == lineServed.end() ? ServedL2
+                                                      : served->second;
+            headWaits = where == ServedMemory ? LoadMemory
+                      : where == ServedPeer ? LoadPeer : LoadL2;
+        }
+    } else if (inst->isStore()) {
+        headWaits = Store;
+    } else {
+        headWaits = Execute;
+    }
+}
+
+void
+CycleProfile::squash(const o3::DynInstPtr &inst)
+{
+    missLine.erase(inst->seqNum);
+    // The first squashed instruction leaving the head since the last
+    // commit is the one the squash began at (a fault, an interrupted or
+    // re-executed instruction), unless a branch or a squash-after
+    // instruction already holds the blame.
+    if (!blamed) {
+        blamed = true;
+        blamePc = inst->pcState().instAddr();
+        blameCause = Squash;
+    }
+}
+
+void
+CycleProfile::mispredict(const o3::DynInstPtr &inst)
+{
+    mispredictSeq = inst->seqNum;
+}
+
+void
+CycleProfile::sleeping(const bool &now_asleep)
+{
+    if (now_asleep && !asleep) {
+        const Cycles c = now();
+        if (c > accounted) {
+            pendingCycles += c - accounted;
+            accounted = c;
+        }
+    }
+    asleep = now_asleep;
+}
+
+void
+CycleProfile::cycles(const uint64_t &delta)
+{
+    (void)delta;
+    // The first tick after a suspended core wakes: the cycles since it was
+    // suspended were halted.
+    if (!asleep)
+        return;
+    const Cycles c = now();
+    if (c > accounted) {
+        haltedCycles += c - accounted;
+        accounted = c;
+    }
+    asleep = false;
+}
+
+void
+CycleProfile::l1dMiss(const CacheAccessProbeArg &arg)
+{
+    const RequestPtr &req = arg.pkt->req;
+    if (!req->hasInstSeqNum() || !arg.pkt->isRead())
+        return;
+    const Addr line = lineOf(arg.pkt->getAddr());
+    missLine[req->getReqInstSeqNum()] = line;
+    lineServed[line] = ServedL2;
+}
+
+void
+CycleProfile::l2Miss(const CacheAccessProbeArg &arg)
+{
+    lineServed[lineOf(arg.pkt->getAddr())] = ServedMemory;
+}
+
+void
+CycleProfile::l2Fill(const CacheAccessProbeArg &arg)
+{
+    lineServed[lineOf(arg.pkt->getAddr())] =
+        arg.pkt->cacheResponding() ? ServedPeer : ServedMemory;
+}
+
+std::string
+CycleProfile::dumpRegion(const std::string &path)
+{
+    closeGroup();
+    const Cycles end = now();
+    if (asleep) {
+        haltedCycles += end > accounted ? end - accounted : 0;
+    } else if (end > accounted) {
+        pendingCycles += end - accounted;
+    }
+    accounted = std::max(accounted, end);
+    // The cycles after the last commit have no next instruction inside the
+    // region: they go to the head the core was waiting for, or to address
+    // 0 (no instruction) if the reorder buffer was empty.
+    if (pendingCycles > 0) {
+        if (blamed)
+            chargeStall(blamePc, blameCause);
+        else if (headSeen)
+            chargeStall(headPc, headCause());
+        else
+            chargeStall(0, FrontEnd);
+    }
+
+    std::vector<std::pair<Addr, const Row *>> sorted;
+    sorted.reserve(rows.size());
+    for (const auto &[pc, row] : rows)
+        sorted.emplace_back(pc, &row);
+    std::sort(sorted.begin(), sorted.end(),
+              [](const auto &a, const auto &b) { return a.first < b.first; });
+
+    const std::string partial = path + ".partial";
+    FILE *out = std::fopen(partial.c_str(), "w");
+    if (!out)
+        return partial + ": " + std::strerror(errno);
+    std::fprintf(out, "# hotline cycle profile 1: units_per_cycle=%llu "
+                 "region_cycles=%llu halted_cycles=%llu core=%s\n",
+                 (unsigned long long)unitsPerCycle,
+                 (unsigned long long)(accounted - regionStart),
+                 (unsigned long long)haltedCycles, cpu->name().c_str());
+    std::fprintf(out, "pc,instructions,micro_ops");
+    for (const char *cause : causeNames)
+        std::fprintf(out, ",%s", cause);
+    std::fprintf(out, "\n");
+    for (const auto &[pc, row] : sorted) {
+        std::fprintf(out, "%llu,%llu,%llu", (unsigned long long)pc,
+                     (unsigned long long)row->instructions,
+                     (unsigned long long)row->microOps);
+        for (uint64_t units : row->units)
+            std::fprintf(out, ",%llu", (unsigned long long)units);
+        std::fprintf(out, "\n");
+    }
+    const bool failed = std::ferror(out) != 0;
+    if (std::fclose(out) != 0 || failed) {
+        const std::string why = std::strerror(errno);
+        std::remove(partial.c_str());
+        return path + ": " + why;
+    }
+    if (std::rename(partial.c_str(), path.c_str()) != 0) {
+        const std::string why = std::strerror(errno);
+        std::remove(partial.c_str());
+        return path + ": " + why;
+    }
+    return "";
+}
+
+} // namespace hotline
+} // namespace gem5

@@ -1,0 +1,163 @@
+/*
+ * hotline's cycle profile of one gem5 O3 core: every cycle of a region
+ * charged to one instruction, by the rule of time-proportional instruction
+ * profiling (Gottschall et al., "TIP: Time-Proportional Instruction
+ * Profiling", MICRO 2021):
+ *
+ *   - a cycle in which k instructions commit is split among them, 1/k each;
+ *   - a cycle in which nothing commits goes to the instruction at the head
+ *     of the reorder buffer, the one the core is waiting for: that is the
+ *     next instruction to commit, unless a squash removes it first;
+ *   - while the reorder buffer is empty (a front-end stall), to the next
+ *     instruction that commits;
+ *   - the cycles of a squash, from the head that was squashed (a fault, a
+ *     memory-order violation, an interrupt) or from a mispredicted branch or
+ *     a squash-after instruction's commit until the next commit, to the
+ *     instruction that caused it;
+ *   - cycles in which the core is suspended (halted: the guest's idle loop)
+ *     are counted apart, as hardware cycle counters of the seeds' era
+ *     (CPU_CLK_UNHALTED) leave them out.
+ *
+ * Cycles are kept in units of 1/840 of a cycle (840 is the least common
+ * multiple of 1..8, the commit widths a split can have), so the charges of
+ * one core add up to the region's cycles exactly.
+ *
+ * Each charge of a cycle in which nothing commits also says what the head
+ * was waiting for, as far as the core knows it: a load whose L1D miss was
+ * served by the L2, by memory or by another core's cache; a memory barrier
+ * (x86 locked instructions are fenced micro-op sequences in gem5); a store;
+ * its own execution; the front end; a mispredict; another squash.
+ *
+ * The table of a region (one row per instruction address) is written by
+ * dumpRegion(), called from the run script at the region's end.  The format
+ * is docs/gem5.md's "cycle profile".
+ */
+
+#ifndef HOTLINE_CYCLE_PROFILE_HH
+#define HOTLINE_CYCLE_PROFILE_HH
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "base/types.hh"
+#include "cpu/inst_seq.hh"
+#include "cpu/o3/dyn_inst_ptr.hh"
+#include "mem/cache/cache_probe_arg.hh"
+#include "sim/probe/probe.hh"
+
+namespace gem5
+{
+
+class BaseCache;
+struct HotlineCycleProfileParams;
+
+namespace o3
+{
+class CPU;
+}
+
+namespace hotline
+{
+
+/* What a charged cycle was spent on; the column order of the table. */
+enum Cause : unsigned
+{
+    Commit,       // a cycle in which the instruction committed (its share)
+    LoadL2,       // head: a load whose L1D miss the L2 served
+    LoadMemory,   // head: a load whose miss went to memory
+    LoadPeer,     // head: a load whose miss another core's cache served
+    Barrier,      // head: a fence (also the fences of a locked instruction)
+    Store,        // head: a store
+    Execute,      // head: anything else not yet done (latency, a hit load)
+    FrontEnd,     // reorder buffer empty, no squash pending
+    Mispredict,   // after a mispredicted branch, until the next commit
+    Squash,       // a squashed head or a squash-after instruction
+    NumCauses
+};
+
+class CycleProfile : public ProbeListenerObject
+{
+  public:
+    /* Units of one cycle: the lcm of 1..8. */
+    static constexpr uint64_t unitsPerCycle = 840;
+
+    CycleProfile(const HotlineCycleProfileParams &params);
+
+    void regProbeListeners() override;
+
+    /* Forget everything; the region starts at the core's current cycle. */
+    void startRegion();
+    /* Charge up to the current cycle and write the region's table to
+     * path; returns an empty string, or what went wrong. */
+    std::string dumpRegion(const std::string &path);
+
+  private:
+    struct Row
+    {
+        uint64_t instructions = 0;   // macro-instructions committed
+        uint64_t microOps = 0;
+        std::array<uint64_t, NumCauses> units{};
+    };
+
+    /* Where a load's L1D miss was served. */
+    enum Served : uint8_t { ServedL2, ServedMemory, ServedPeer };
+
+    void commit(const o3::DynInstPtr &inst);
+    void commitStall(const o3::DynInstPtr &inst);
+    void squash(const o3::DynInstPtr &inst);
+    void mispredict(const o3::DynInstPtr &inst);
+    void sleeping(const bool &asleep);
+    void cycles(const uint64_t &delta);
+    void l1dMiss(const CacheAccessProbeArg &arg);
+    void l2Miss(const CacheAccessProbeArg &arg);
+    void l2Fill(const CacheAccessProbeArg &arg);
+
+    Cycles now() const;
+    void closeGroup();
+    void chargeStall(Addr pc, Cause cause);
+    Cause headCause() const;
+    Addr lineOf(Addr addr) const { return addr & ~lineMask; }
+
+    o3::CPU *cpu;
+    BaseCache *l1d;
+    BaseCache *l2;
+    Addr lineMask;
+
+    std::unordered_map<Addr, Row> rows;
+    Cycles regionStart{0};
+    /* Every cycle before this one is charged, pending or halted. */
+    Cycles accounted{0};
+    /* Cycles with no commit that wait for the next commit to be charged. */
+    uint64_t pendingCycles = 0;
+    uint64_t haltedCycles = 0;
+    bool asleep = false;
+
+    /* The commits of the cycle groupCycle, not yet charged. */
+    std::vector<Addr> group;
+    Cycles groupCycle{0};
+
+    /* The latest head that could not commit, since the last commit. */
+    bool headSeen = false;
+    InstSeqNum headSeq = 0;
+    Addr headPc = 0;
+    Cause headWaits = Execute;
+
+    /* The instruction a pending squash is charged to. */
+    bool blamed = false;
+    Addr blamePc = 0;
+    Cause blameCause = Squash;
+    InstSeqNum mispredictSeq = 0;
+
+    /* In-flight L1D misses of this core's loads: sequence number to line,
+     * and where each line's latest miss was served. */
+    std::unordered_map<InstSeqNum, Addr> missLine;
+    std::unordered_map<Addr, Served> lineServed;
+};
+
+} // namespace hotline
+} // namespace gem5
+
+#endif // HOTLINE_CYCLE_PROFILE_HH

@@ -1,0 +1,70 @@
+"""hotline's gem5 cycle profile (configs/gem5/extras/cycle_profile.hh: one
+table per core and region, written inside gem5) into the run's
+cycles.parquet and region_cycles.parquet (results/schema.py).
+
+Each table's first line says how many units make a cycle and how many
+cycles the region had, halted ones among them; its rows charge every other
+cycle to one instruction, in units.  The reader checks that they add up,
+exactly, before anything is made of them."""
+
+import io
+from pathlib import Path
+
+import pandas as pd
+
+from hotline.errors import HotlineError
+from hotline.inputs import read_text
+from hotline.results import schema
+from hotline.results.attribute import with_code
+
+MAGIC = "# hotline cycle profile 1:"
+
+
+def read(path: Path) -> tuple[dict, pd.DataFrame]:
+    """One core's table of one region: its header's fields and its rows
+    (pc, instructions, micro_ops, then units per cause), refused with one
+    line if it is not one or does not add up."""
+    text = read_text(path)
+    header, _, body = text.partition("\n")
+    if not header.startswith(MAGIC):
+        raise HotlineError(f"{path}: not a hotline cycle profile (first line {header[:40]!r})")
+    try:
+        meta = dict(field.split("=", 1) for field in header[len(MAGIC):].split())
+        units, region, halted = (int(meta[k]) for k in
+                                 ("units_per_cycle", "region_cycles", "halted_cycles"))
+        rows = pd.read_csv(io.StringIO(body), dtype="uint64")
+    except (ValueError, KeyError) as e:
+        raise HotlineError(f"{path}: damaged cycle profile ({e}); run it again") from None
+    causes = list(rows.columns[3:])
+    if list(rows.columns[:3]) != ["pc", "instructions", "micro_ops"] or \
+            causes != list(schema.CYCLE_CAUSES):
+        raise HotlineError(f"{path}: columns {list(rows.columns)} are not those of "
+                           f"results/schema.py CYCLE_CAUSES: hotline and its gem5 extension "
+                           f"differ; rebuild gem5 with this checkout's configs/gem5/extras")
+    charged = int(rows[causes].to_numpy(dtype="uint64").sum()) if len(rows) else 0
+    if charged + halted * units != region * units:
+        raise HotlineError(f"{path}: {charged / units} cycles charged and {halted} halted, of "
+                           f"{region}: the profile does not add up")
+    return {"units_per_cycle": units, "region_cycles": region, "halted_cycles": halted}, rows
+
+
+def tables(files: dict[tuple[int, int], Path], objects, run_id: str) -> dict[str, pd.DataFrame]:
+    """cycles and region_cycles of every (region, cpu)'s table."""
+    cycles, regions = [], []
+    for (region, cpu), path in sorted(files.items()):
+        meta, rows = read(path)
+        units = meta["units_per_cycle"]
+        frame = pd.DataFrame({"run": run_id, "region": region, "cpu": cpu, "pc": rows["pc"],
+                              "instructions": rows["instructions"].astype("int64"),
+                              "micro_ops": rows["micro_ops"].astype("int64")})
+        for cause in schema.CYCLE_CAUSES:
+            frame[f"cycles_{cause}"] = rows[cause].astype("float64") / units
+        frame["cycles"] = frame[[f"cycles_{c}" for c in schema.CYCLE_CAUSES]].sum(axis=1)
+        cycles.append(frame)
+        regions.append({"run": run_id, "region": region, "cpu": cpu,
+                        "cycles": meta["region_cycles"], "halted_cycles": meta["halted_cycles"]})
+    table = pd.concat(cycles, ignore_index=True) if cycles else schema.empty(schema.CYCLES)
+    table = with_code(table, "pc", "", objects) if len(table) else table
+    return {"cycles": schema.conform(table, schema.CYCLES, "cycles"),
+            "region_cycles": schema.conform(pd.DataFrame(regions, columns=list(
+                schema.REGION_CYCLES)), schema.REGION_CYCLES, "region_cycles")}

@@ -1,0 +1,80 @@
+"""hotline's gem5 cycle profile read into tables (simulate/gem5/
+cycle_profile.py), on tables written by hand in the extension's format; the
+cause names against the extension's source; and, with GEM5 set to a gem5
+built with the extension, the profile of a real O3 run (tests/
+test_gem5_backend.py runs it)."""
+
+import re
+
+import pytest
+
+from hotline import paths
+from hotline.errors import HotlineError
+from hotline.results import schema
+from hotline.simulate.gem5 import cycle_profile
+
+SOURCE = paths.CONFIGS / "gem5" / "extras" / "cycle_profile.cc"
+COLUMNS = "pc,instructions,micro_ops," + ",".join(schema.CYCLE_CAUSES)
+
+
+def profile(tmp_path, rows, region=100, halted=10, name="p.csv", header=None):
+    # rows: (pc, instructions, micro_ops, {cause: units})
+    lines = [header or f"# hotline cycle profile 1: units_per_cycle=840 region_cycles={region} "
+             f"halted_cycles={halted} core=board.processor.cores0.core", COLUMNS]
+    for pc, insts, uops, units in rows:
+        lines.append(",".join([str(pc), str(insts), str(uops),
+                               *(str(units.get(c, 0)) for c in schema.CYCLE_CAUSES)]))
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+# 90 charged cycles: 0x10 committed alone in 30 cycles and with 0x20 in one
+# more (half a cycle, 420 units, each), and waited 50 cycles on memory:
+# 80.5; 0x20 its half and 7 cycles after a mispredict: 7.5; the region ended
+# 2 cycles after the last commit with the reorder buffer empty: 2 at pc 0.
+# 80.5 + 7.5 + 2 = 90, and 10 halted: the region's 100.
+ROWS = [(0x10, 31, 40, {"commit": 30 * 840 + 420, "load_memory": 50 * 840}),
+        (0x20, 1, 1, {"commit": 420, "mispredict": 7 * 840}),
+        (0x0, 0, 0, {"front_end": 2 * 840})]
+
+
+def test_a_profile_that_adds_up_becomes_cycles_per_instruction(tmp_path):
+    meta, rows = cycle_profile.read(profile(tmp_path, ROWS))
+    assert meta == {"units_per_cycle": 840, "region_cycles": 100, "halted_cycles": 10}
+    assert rows["pc"].tolist() == [0x10, 0x20, 0x0]
+
+
+def test_tables_split_cycles_by_cause_and_keep_the_regions(tmp_path, monkeypatch):
+    monkeypatch.setattr(cycle_profile, "with_code",
+                        lambda frame, *_: frame.assign(symbol="f", offset=0, source_line=""))
+    made = cycle_profile.tables({(0, 1): profile(tmp_path, ROWS)}, objects=None, run_id="r")
+    cycles = made["cycles"].set_index("pc")
+    assert cycles.loc[0x10, "cycles"] == pytest.approx(80.5)
+    assert cycles.loc[0x10, "cycles_load_memory"] == 50
+    assert cycles.loc[0x20, "cycles"] == pytest.approx(7.5)
+    assert cycles["cycles"].sum() == pytest.approx(90)
+    assert made["region_cycles"].loc[0].tolist() == ["r", 0, 1, 100, 10]
+
+
+@pytest.mark.parametrize("change, complaint", [
+    (dict(region=101), "does not add up"),
+    (dict(halted=9), "does not add up"),
+    (dict(header="# something else"), "not a hotline cycle profile"),
+    (dict(header="# hotline cycle profile 1: units_per_cycle=840"), "damaged cycle profile"),
+])
+def test_a_profile_that_does_not_add_up_or_is_damaged_is_refused(tmp_path, change, complaint):
+    with pytest.raises(HotlineError, match=complaint):
+        cycle_profile.read(profile(tmp_path, ROWS, **change))
+
+
+def test_a_profile_from_another_version_of_the_extension_is_refused(tmp_path):
+    path = profile(tmp_path, ROWS)
+    path.write_text(path.read_text().replace(",squash\n", ",flush\n"))
+    with pytest.raises(HotlineError, match="rebuild gem5"):
+        cycle_profile.read(path)
+
+
+def test_the_schema_names_the_causes_as_the_extension_does():
+    names = re.search(r"causeNames\[NumCauses\] = \{(.*?)\};", SOURCE.read_text(), re.S)
+    assert tuple(re.findall(r'"(\w+)"', names.group(1))) == schema.CYCLE_CAUSES
