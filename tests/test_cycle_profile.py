@@ -14,15 +14,18 @@ from hotline.results import schema
 from hotline.simulate.gem5 import cycle_profile
 
 SOURCE = paths.CONFIGS / "gem5" / "extras" / "cycle_profile.cc"
-COLUMNS = "pc,instructions,micro_ops," + ",".join(schema.CYCLE_CAUSES)
+COLUMNS = "pc,instructions,micro_ops,samples," + ",".join(schema.CYCLE_CAUSES)
 
 
 def profile(tmp_path, rows, region=100, halted=10, name="p.csv", header=None):
     # rows: (pc, instructions, micro_ops, {cause: units})
     lines = [header or f"# hotline cycle profile 1: units_per_cycle=840 region_cycles={region} "
-             f"halted_cycles={halted} core=board.processor.cores0.core", COLUMNS]
+             f"halted_cycles={halted} sample_period=30 core=board.processor.cores0.core",
+             COLUMNS]
     for pc, insts, uops, units in rows:
-        lines.append(",".join([str(pc), str(insts), str(uops),
+        # Samples (one every 30 unhalted cycles): 90 cycles, 3 samples.
+        samples = {0x10: 2, 0x20: 1}.get(pc, 0)
+        lines.append(",".join([str(pc), str(insts), str(uops), str(samples),
                                *(str(units.get(c, 0)) for c in schema.CYCLE_CAUSES)]))
     path = tmp_path / name
     path.write_text("\n".join(lines) + "\n")
@@ -41,7 +44,8 @@ ROWS = [(0x10, 31, 40, {"commit": 30 * 840 + 420, "load_memory": 50 * 840}),
 
 def test_a_profile_that_adds_up_becomes_cycles_per_instruction(tmp_path):
     meta, rows = cycle_profile.read(profile(tmp_path, ROWS))
-    assert meta == {"units_per_cycle": 840, "region_cycles": 100, "halted_cycles": 10}
+    assert meta == {"units_per_cycle": 840, "region_cycles": 100, "halted_cycles": 10,
+                    "sample_period": 30}
     assert rows["pc"].tolist() == [0x10, 0x20, 0x0]
 
 
@@ -54,7 +58,8 @@ def test_tables_split_cycles_by_cause_and_keep_the_regions(tmp_path, monkeypatch
     assert cycles.loc[0x10, "cycles_load_memory"] == 50
     assert cycles.loc[0x20, "cycles"] == pytest.approx(7.5)
     assert cycles["cycles"].sum() == pytest.approx(90)
-    assert made["region_cycles"].loc[0].tolist() == ["r", 0, 1, 100, 10]
+    assert cycles["samples"].sum() == 3
+    assert made["region_cycles"].loc[0].tolist() == ["r", 0, 1, 100, 10, 30]
 
 
 @pytest.mark.parametrize("change, complaint", [

@@ -107,6 +107,35 @@ def test_simple_memory_and_timing_cpu():
     assert p["lsq_debug_flags"] == []
 
 
+def test_o3_runs_get_the_core_and_the_cycle_profile():
+    # pentium3-4way-o3's [core] is the P6's (DESIGN.md): 3 wide, 40 ROB
+    # entries, 20 in the reservation station, 16 loads and 12 stores.
+    p = translate(specs.load_system("pentium3-4way-o3"))
+    assert p["core"] == {"width": 3, "rob_entries": 40, "iq_entries": 20, "lq_entries": 16,
+                         "sq_entries": 12}
+    assert p["cycle_profile"] == params.CYCLE_PROFILE
+    assert "{region}" in p["cycle_profile"] and "{cpu}" in p["cycle_profile"]
+    # Timing cores have neither; Ruby has no probe points the profile reads.
+    p = translate(specs.load_system("pentium3-4way-timing"))
+    assert p["core"] is None and p["cycle_profile"] is None
+    p = translate(with_gem5(specs.load_system("pentium3-4way-o3"), caches="ruby-mesi-two-level"))
+    assert p["core"] is not None and p["cycle_profile"] is None
+
+
+def test_the_32_byte_twin_differs_only_in_its_lines():
+    wide, narrow = (specs.load_system(n) for n in ("pentium3-4way-o3", "pentium3-4way-o3-32b"))
+    assert (wide.caches.line_bytes, narrow.caches.line_bytes) == (64, 32)
+    assert wide.model_dump(exclude={"caches", "description"}) == \
+        narrow.model_dump(exclude={"caches", "description"})
+    assert translate(narrow)["caches"]["line_bytes"] == 32
+
+
+@pytest.mark.parametrize("width", [0, 9])
+def test_a_core_wider_than_the_profile_can_split_is_refused(width):
+    with pytest.raises(ValueError, match="width"):
+        specs.Core(width=width)
+
+
 def test_kvm_boot_refused_with_reason():
     with pytest.raises(HotlineError, match="address-based m5ops"):
         translate(with_gem5(specs.load_system("skylake-4core"), boot_cpu="kvm"))

@@ -76,7 +76,7 @@ else:
         l3=as_dict(caches.l3), cycle_profile=bool(params.cycle_profile), **monitors)
 
 board = machine.board(params.machine, cpu=params.roi_cpu, cache_hierarchy=cache_hierarchy,
-                      checkpoint=params.checkpoint_dir)
+                      checkpoint=params.checkpoint_dir, core=params.core)
 board.cache_line_size = caches.line_bytes
 profiles = getattr(cache_hierarchy, "cycle_profiles", [])
 roi = RoiRecorder(path=os.path.join(m5.options.outdir, params.roi_file),

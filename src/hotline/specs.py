@@ -86,6 +86,19 @@ class Gem5Settings(Strict):
     memory: Literal["ddr4-2400", "simple"] = "ddr4-2400"
 
 
+class Core(Strict):
+    """The out-of-order core gem5's O3 CPU models (`[gem5] roi_cpu = "o3"`):
+    its widths (fetch, decode, rename, dispatch, issue, write-back, commit
+    alike) and queues.  The defaults are gem5 v24's O3 defaults.  At most 8
+    wide: the cycle profile splits a cycle among at most 8 commits
+    (configs/gem5/extras/cycle_profile.hh)."""
+    width: int = Field(default=8, ge=1, le=8)
+    rob_entries: int = Field(default=192, ge=1)
+    iq_entries: int = Field(default=64, ge=1)
+    lq_entries: int = Field(default=32, ge=1)
+    sq_entries: int = Field(default=32, ge=1)
+
+
 class SystemSpec(Strict):
     description: str
     cpus: int = Field(ge=1, le=64)
@@ -95,6 +108,7 @@ class SystemSpec(Strict):
     store_buffer: StoreBuffer = StoreBuffer()
     qemu: QemuSettings = QemuSettings()
     gem5: Gem5Settings = Gem5Settings()
+    core: Core = Core()
 
     @field_validator("memory_mib")
     @classmethod

@@ -6,7 +6,7 @@ region to one instruction, and writes one table per region when asked.
 """
 
 from m5.objects.Probe import ProbeListenerObject
-from m5.params import Param, NULL
+from m5.params import NULL, Param
 from m5.SimObject import PyBindMethod
 
 
@@ -23,3 +23,5 @@ class HotlineCycleProfile(ProbeListenerObject):
     manager = Param.BaseO3CPU("the O3 core whose cycles are charged")
     l1d = Param.BaseCache(NULL, "the core's L1D (to say which loads missed)")
     l2 = Param.BaseCache(NULL, "the core's L2 (to say where a miss was served)")
+    sample_period = Param.Unsigned(
+        10000, "unhalted cycles between two samples of the sampled view")

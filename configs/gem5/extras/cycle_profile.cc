@@ -60,9 +60,11 @@ CycleProfile::CycleProfile(const HotlineCycleProfileParams &params)
       cpu(dynamic_cast<o3::CPU *>(params.manager)),
       l1d(params.l1d),
       l2(params.l2),
-      lineMask(params.manager->cacheLineSize() - 1)
+      lineMask(params.manager->cacheLineSize() - 1),
+      samplePeriod(params.sample_period)
 {
     fatal_if(cpu == nullptr, "%s: the manager must be an O3 core", name());
+    fatal_if(samplePeriod == 0, "%s: sample_period must be at least 1", name());
 }
 
 void
@@ -108,12 +110,30 @@ CycleProfile::now() const
     return cpu->curCycle();
 }
 
+uint64_t
+CycleProfile::unhalted(Cycles c) const
+{
+    return uint64_t(c) - uint64_t(regionStart) - haltedCycles;
+}
+
+void
+CycleProfile::takeSamples(Cycles upTo, Addr pc)
+{
+    const uint64_t clock = unhalted(upTo);
+    if (clock < nextSample)
+        return;
+    const uint64_t taken = (clock - nextSample) / samplePeriod + 1;
+    rows[pc].samples += taken;
+    nextSample += taken * samplePeriod;
+}
+
 void
 CycleProfile::startRegion()
 {
     rows.clear();
     regionStart = accounted = now();
     pendingCycles = haltedCycles = 0;
+    nextSample = samplePeriod;
     group.clear();
     headSeen = blamed = false;
     mispredictSeq = 0;
@@ -160,7 +180,7 @@ CycleProfile::commit(const o3::DynInstPtr &inst)
     } else {
         closeGroup();
         if (c > accounted)
-            pendingCycles += c - accounted;
+            pendingCycles += uint64_t(c) - uint64_t(accounted);
         if (pendingCycles > 0) {
             if (blamed)
                 chargeStall(blamePc, blameCause);
@@ -169,6 +189,9 @@ CycleProfile::commit(const o3::DynInstPtr &inst)
             else
                 chargeStall(pc, headSeen ? Execute : FrontEnd);
         }
+        // The samples since the last commit, up to this cycle, skid to
+        // this instruction, the first to commit after them.
+        takeSamples(c, pc);
         group.push_back(pc);
         groupCycle = c;
         accounted = c + Cycles(1);
@@ -243,7 +266,7 @@ CycleProfile::sleeping(const bool &now_asleep)
     if (now_asleep && !asleep) {
         const Cycles c = now();
         if (c > accounted) {
-            pendingCycles += c - accounted;
+            pendingCycles += uint64_t(c) - uint64_t(accounted);
             accounted = c;
         }
     }
@@ -260,7 +283,7 @@ CycleProfile::cycles(const uint64_t &delta)
         return;
     const Cycles c = now();
     if (c > accounted) {
-        haltedCycles += c - accounted;
+        haltedCycles += uint64_t(c) - uint64_t(accounted);
         accounted = c;
     }
     asleep = false;
@@ -295,15 +318,17 @@ CycleProfile::dumpRegion(const std::string &path)
 {
     closeGroup();
     const Cycles end = now();
-    if (asleep) {
-        haltedCycles += end > accounted ? end - accounted : 0;
-    } else if (end > accounted) {
-        pendingCycles += end - accounted;
+    if (end > accounted) {
+        if (asleep)
+            haltedCycles += uint64_t(end) - uint64_t(accounted);
+        else
+            pendingCycles += uint64_t(end) - uint64_t(accounted);
     }
     accounted = std::max(accounted, end);
     // The cycles after the last commit have no next instruction inside the
     // region: they go to the head the core was waiting for, or to address
     // 0 (no instruction) if the reorder buffer was empty.
+    const Addr tail = blamed ? blamePc : headSeen ? headPc : 0;
     if (pendingCycles > 0) {
         if (blamed)
             chargeStall(blamePc, blameCause);
@@ -312,6 +337,9 @@ CycleProfile::dumpRegion(const std::string &path)
         else
             chargeStall(0, FrontEnd);
     }
+    // Samples after the last commit: to the same instruction as its cycles.
+    if (accounted > regionStart)
+        takeSamples(Cycles(uint64_t(accounted) - 1), tail);
 
     std::vector<std::pair<Addr, const Row *>> sorted;
     sorted.reserve(rows.size());
@@ -325,18 +353,20 @@ CycleProfile::dumpRegion(const std::string &path)
     if (!out)
         return partial + ": " + std::strerror(errno);
     std::fprintf(out, "# hotline cycle profile 1: units_per_cycle=%llu "
-                 "region_cycles=%llu halted_cycles=%llu core=%s\n",
+                 "region_cycles=%llu halted_cycles=%llu sample_period=%llu core=%s\n",
                  (unsigned long long)unitsPerCycle,
                  (unsigned long long)(accounted - regionStart),
-                 (unsigned long long)haltedCycles, cpu->name().c_str());
-    std::fprintf(out, "pc,instructions,micro_ops");
+                 (unsigned long long)haltedCycles, (unsigned long long)samplePeriod,
+                 cpu->name().c_str());
+    std::fprintf(out, "pc,instructions,micro_ops,samples");
     for (const char *cause : causeNames)
         std::fprintf(out, ",%s", cause);
     std::fprintf(out, "\n");
     for (const auto &[pc, row] : sorted) {
-        std::fprintf(out, "%llu,%llu,%llu", (unsigned long long)pc,
+        std::fprintf(out, "%llu,%llu,%llu,%llu", (unsigned long long)pc,
                      (unsigned long long)row->instructions,
-                     (unsigned long long)row->microOps);
+                     (unsigned long long)row->microOps,
+                     (unsigned long long)row->samples);
         for (uint64_t units : row->units)
             std::fprintf(out, ",%llu", (unsigned long long)units);
         std::fprintf(out, "\n");

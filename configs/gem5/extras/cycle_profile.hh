@@ -28,6 +28,12 @@
  * (x86 locked instructions are fenced micro-op sequences in gem5); a store;
  * its own execution; the front end; a mispredict; another squash.
  *
+ * Beside the exact charge, the view a sampling profiler of the seeds' era
+ * would have given (oprofile on CPU_CLK_UNHALTED): a sample every
+ * samplePeriod unhalted cycles, charged to the instruction that commits next
+ * after it (the skid of an interrupt-driven profiler: the interrupted core
+ * reports the instruction it resumes at).
+ *
  * The table of a region (one row per instruction address) is written by
  * dumpRegion(), called from the run script at the region's end.  The format
  * is docs/gem5.md's "cycle profile".
@@ -99,6 +105,7 @@ class CycleProfile : public ProbeListenerObject
     {
         uint64_t instructions = 0;   // macro-instructions committed
         uint64_t microOps = 0;
+        uint64_t samples = 0;
         std::array<uint64_t, NumCauses> units{};
     };
 
@@ -116,6 +123,8 @@ class CycleProfile : public ProbeListenerObject
     void l2Fill(const CacheAccessProbeArg &arg);
 
     Cycles now() const;
+    uint64_t unhalted(Cycles c) const;
+    void takeSamples(Cycles upTo, Addr pc);
     void closeGroup();
     void chargeStall(Addr pc, Cause cause);
     Cause headCause() const;
@@ -134,6 +143,10 @@ class CycleProfile : public ProbeListenerObject
     uint64_t pendingCycles = 0;
     uint64_t haltedCycles = 0;
     bool asleep = false;
+
+    /* The sampled view: the next sample, in unhalted cycles of the region. */
+    const uint64_t samplePeriod;
+    uint64_t nextSample = 0;
 
     /* The commits of the cycle groupCycle, not yet charged. */
     std::vector<Addr> group;

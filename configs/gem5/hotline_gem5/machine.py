@@ -16,7 +16,7 @@ from gem5.components.processors.simple_processor import SimpleProcessor
 from gem5.isas import ISA
 from gem5.resources.resource import DiskImageResource, KernelResource
 
-from hotline_gem5.run_params import Machine
+from hotline_gem5.run_params import Core, Machine
 
 CPU_TYPES = {"atomic": CPUTypes.ATOMIC, "timing": CPUTypes.TIMING, "o3": CPUTypes.O3}
 
@@ -30,10 +30,26 @@ def memory(machine: Machine):
                                      bandwidth=m.bandwidth, size=m.size)
 
 
-def board(machine: Machine, *, cpu: str, cache_hierarchy, checkpoint: str | None = None):
-    """The X86Board running hotline's workload on `cpu` cores; restored from
-    `checkpoint` if given."""
+def shape(processor, core: Core) -> None:
+    """O3 cores of the spec's widths and queue sizes."""
+    for each in processor.get_cores():
+        o3 = each.get_simobject()
+        for width in ("fetchWidth", "decodeWidth", "renameWidth", "dispatchWidth",
+                      "issueWidth", "wbWidth", "commitWidth", "squashWidth"):
+            setattr(o3, width, core.width)
+        o3.numROBEntries = core.rob_entries
+        o3.numIQEntries = core.iq_entries
+        o3.LQEntries = core.lq_entries
+        o3.SQEntries = core.sq_entries
+
+
+def board(machine: Machine, *, cpu: str, cache_hierarchy, checkpoint: str | None = None,
+          core: Core | None = None):
+    """The X86Board running hotline's workload on `cpu` cores (O3 cores
+    shaped as `core` says, if given); restored from `checkpoint` if given."""
     processor = SimpleProcessor(cpu_type=CPU_TYPES[cpu], num_cores=machine.cpus, isa=ISA.X86)
+    if core is not None and cpu == "o3":
+        shape(processor, core)
     x86 = X86Board(clk_freq=machine.clock, processor=processor, memory=memory(machine),
                    cache_hierarchy=cache_hierarchy)
     x86.set_kernel_disk_workload(

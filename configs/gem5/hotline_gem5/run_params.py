@@ -75,6 +75,16 @@ class RubyCaches:
 
 
 @dataclass(frozen=True)
+class Core:
+    """The O3 core's widths and queues (the system spec's [core])."""
+    width: int
+    rob_entries: int
+    iq_entries: int
+    lq_entries: int
+    sq_entries: int
+
+
+@dataclass(frozen=True)
 class Memory:
     kind: Literal["ddr4-2400", "simple"]
     size: str
@@ -125,6 +135,7 @@ class MeasureParams:
     traces: Optional[Traces]  # classic caches only
     lsq_debug_flags: list[str]  # O3 only: debug flags on inside the regions
     roi_file: str             # in --outdir, JSON: every region's first and last tick
+    core: Optional[Core] = None   # O3 only
     # O3 with classic caches: each core's cycle profile of each region, from
     # hotline's gem5 extension (configs/gem5/extras), written to this name in
     # --outdir ({region} and {cpu} are numbers from 0).  A gem5 built without

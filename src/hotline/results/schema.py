@@ -46,10 +46,12 @@ cycles.parquet (gem5 O3), one row per (region, cpu, instruction): committed
   instructions and micro-ops, and the core's cycles charged to the
   instruction (cycles; configs/gem5/extras/cycle_profile.hh states the
   rule), split by what the core was doing (cycles_commit) or waiting for
-  (cycles_load_l2 ... cycles_squash: CYCLE_CAUSES), symbolized.
+  (cycles_load_l2 ... cycles_squash: CYCLE_CAUSES), and the samples a
+  sampling profiler would have charged it (one every sample_period unhalted
+  cycles, to the next instruction to commit), symbolized.
 region_cycles.parquet (gem5 O3), one row per (region, cpu): the region's
-  cycles and the halted ones among them; the rest add up to the cpu's
-  cycles in cycles.parquet.
+  cycles and the halted ones among them (the rest add up to the cpu's
+  cycles in cycles.parquet), and the sampled view's period.
 """
 
 import pandas as pd
@@ -85,12 +87,12 @@ CYCLE_CAUSES = ("commit", "load_l2", "load_memory", "load_peer", "barrier", "sto
                 "front_end", "mispredict", "squash")
 CYCLES = {
     "run": "string", "region": "int64", "cpu": "int64", "pc": "uint64",
-    "instructions": "int64", "micro_ops": "int64", "cycles": "float64",
+    "instructions": "int64", "micro_ops": "int64", "samples": "int64", "cycles": "float64",
     **{f"cycles_{cause}": "float64" for cause in CYCLE_CAUSES},
     "symbol": "string", "offset": "int64", "source_line": "string",
 }
 REGION_CYCLES = {"run": "string", "region": "int64", "cpu": "int64", "cycles": "int64",
-                 "halted_cycles": "int64"}
+                 "halted_cycles": "int64", "sample_period": "int64"}
 TABLES = {"misses": MISSES, "instructions": INSTRUCTIONS, "coherence": COHERENCE, "rapw": RAPW,
           "roi": ROI, "turns": TURNS, "cycles": CYCLES, "region_cycles": REGION_CYCLES}
 LEVELS = ("L1I", "L1D", "L2", "L3")

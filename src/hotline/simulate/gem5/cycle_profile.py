@@ -18,25 +18,27 @@ from hotline.results import schema
 from hotline.results.attribute import with_code
 
 MAGIC = "# hotline cycle profile 1:"
+COUNTS = ["pc", "instructions", "micro_ops", "samples"]   # then units per cause
 
 
 def read(path: Path) -> tuple[dict, pd.DataFrame]:
     """One core's table of one region: its header's fields and its rows
     (pc, instructions, micro_ops, then units per cause), refused with one
-    line if it is not one or does not add up."""
+    line if it is not one or does not add up.  Samples (the sampled view)
+    are counted apart from the cycles."""
     text = read_text(path)
     header, _, body = text.partition("\n")
     if not header.startswith(MAGIC):
         raise HotlineError(f"{path}: not a hotline cycle profile (first line {header[:40]!r})")
     try:
         meta = dict(field.split("=", 1) for field in header[len(MAGIC):].split())
-        units, region, halted = (int(meta[k]) for k in
-                                 ("units_per_cycle", "region_cycles", "halted_cycles"))
+        units, region, halted, period = (int(meta[k]) for k in (
+            "units_per_cycle", "region_cycles", "halted_cycles", "sample_period"))
         rows = pd.read_csv(io.StringIO(body), dtype="uint64")
     except (ValueError, KeyError) as e:
         raise HotlineError(f"{path}: damaged cycle profile ({e}); run it again") from None
-    causes = list(rows.columns[3:])
-    if list(rows.columns[:3]) != ["pc", "instructions", "micro_ops"] or \
+    causes = list(rows.columns[len(COUNTS):])
+    if list(rows.columns[:len(COUNTS)]) != COUNTS or \
             causes != list(schema.CYCLE_CAUSES):
         raise HotlineError(f"{path}: columns {list(rows.columns)} are not those of "
                            f"results/schema.py CYCLE_CAUSES: hotline and its gem5 extension "
@@ -45,7 +47,8 @@ def read(path: Path) -> tuple[dict, pd.DataFrame]:
     if charged + halted * units != region * units:
         raise HotlineError(f"{path}: {charged / units} cycles charged and {halted} halted, of "
                            f"{region}: the profile does not add up")
-    return {"units_per_cycle": units, "region_cycles": region, "halted_cycles": halted}, rows
+    return {"units_per_cycle": units, "region_cycles": region, "halted_cycles": halted,
+            "sample_period": period}, rows
 
 
 def tables(files: dict[tuple[int, int], Path], objects, run_id: str) -> dict[str, pd.DataFrame]:
@@ -56,13 +59,15 @@ def tables(files: dict[tuple[int, int], Path], objects, run_id: str) -> dict[str
         units = meta["units_per_cycle"]
         frame = pd.DataFrame({"run": run_id, "region": region, "cpu": cpu, "pc": rows["pc"],
                               "instructions": rows["instructions"].astype("int64"),
-                              "micro_ops": rows["micro_ops"].astype("int64")})
+                              "micro_ops": rows["micro_ops"].astype("int64"),
+                              "samples": rows["samples"].astype("int64")})
         for cause in schema.CYCLE_CAUSES:
             frame[f"cycles_{cause}"] = rows[cause].astype("float64") / units
         frame["cycles"] = frame[[f"cycles_{c}" for c in schema.CYCLE_CAUSES]].sum(axis=1)
         cycles.append(frame)
         regions.append({"run": run_id, "region": region, "cpu": cpu,
-                        "cycles": meta["region_cycles"], "halted_cycles": meta["halted_cycles"]})
+                        "cycles": meta["region_cycles"], "halted_cycles": meta["halted_cycles"],
+                        "sample_period": meta["sample_period"]})
     table = pd.concat(cycles, ignore_index=True) if cycles else schema.empty(schema.CYCLES)
     table = with_code(table, "pc", "", objects) if len(table) else table
     return {"cycles": schema.conform(table, schema.CYCLES, "cycles"),

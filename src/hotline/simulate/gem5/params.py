@@ -164,4 +164,5 @@ def measure_params(system: SystemSpec, machine, checkpoint_dir: Path):
         traces=traces if classic else None,
         lsq_debug_flags=["LSQUnit"] if o3 else [],
         roi_file=ROI_FILE,
+        core=run_params.Core(**system.core.model_dump()) if o3 else None,
         cycle_profile=CYCLE_PROFILE if o3 and classic else None)
