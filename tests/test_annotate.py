@@ -1,10 +1,12 @@
 """annotate's pieces on hand-written tables: misses per instruction, level
 and cause; the reads after partial writes an instruction took part in; the
+cycles, sampled share and main wait of each instruction (gem5 O3); the
 files a patch touches (whose source is shown patched)."""
 
 import pandas as pd
 
-from hotline.report.annotate import miss_split, partial_writes
+from hotline.report.annotate import cycle_split, miss_split, partial_writes
+from hotline.results.schema import CYCLE_CAUSES
 from hotline.report.source import touched_files
 
 K = 0xffffffff81000000
@@ -59,3 +61,45 @@ diff --git a/mm/gone.c b/mm/gone.c
 +++ /dev/null
 """)
     assert touched_files(patch) == {"mm/filemap.c", "include/linux/new.h"}
+
+
+def test_cycles_per_instruction_share_sampled_share_and_wait():
+    # Two cores' rows of two instructions of one function and one of
+    # another.  K: 30 + 10 = 40 cycles, 25 of them waiting on memory; K + 8:
+    # 60 cycles, all committing.  The function's 100 cycles: 40% and 60%.
+    # Samples: K 1 + 0, K + 8 2 + 1: 25% and 75%.
+    causes = {f"cycles_{c}": 0.0 for c in CYCLE_CAUSES}
+    cycles = pd.DataFrame([
+        {"pc": K, "cycles": 30.0, "samples": 1, **causes, "cycles_commit": 10.0,
+         "cycles_load_memory": 20.0},
+        {"pc": K, "cycles": 10.0, "samples": 0, **causes, "cycles_commit": 5.0,
+         "cycles_load_memory": 5.0},
+        {"pc": K + 8, "cycles": 60.0, "samples": 2, **causes, "cycles_commit": 60.0},
+        {"pc": K + 8, "cycles": 0.0, "samples": 1, **causes},
+        {"pc": K + 99, "cycles": 500.0, "samples": 9, **causes, "cycles_commit": 500.0}])
+    split = cycle_split(cycles, [K, K + 8])
+    assert (split["cycles"], split["samples"]) == (100.0, 4)
+    assert split["per_pc"][K] == {"cycles": 40.0, "share": 0.4, "sampled": 0.25,
+                                  "waiting": "load_memory"}
+    assert split["per_pc"][K + 8] == {"cycles": 60.0, "share": 0.6, "sampled": 0.75,
+                                      "waiting": ""}
+
+
+def test_the_listing_shows_time_beside_misses_when_the_run_has_it(monkeypatch):
+    from hotline.report import annotate
+    monkeypatch.setattr(annotate, "header", lambda manifest: [])   # needs a whole manifest
+    timed = {"cycles": 40.0, "share": 0.4, "sampled": 0.25, "waiting": "load_memory"}
+    rows = [{"source": "mm/rmap.c:10", "text": "lock();"},
+            {"pc": K, "offset": 0, "instruction": "lock btsl $0x0,(%rdi)", "kind": "rmw",
+             "accesses": 4, "misses": {"L1D": {"coherence": 3}}, "partial writes": "",
+             "time": timed},
+            {"pc": K + 5, "offset": 5, "instruction": "ret", "kind": "", "accesses": 0,
+             "misses": {"L1D": {}}, "partial writes": "", "time": None}]
+    a = annotate.Annotation("f", K, 6, ["L1D"], rows, {"L1D": 3}, None,
+                            {"cycles": 100.0, "samples": 4, "run_share": 0.02, "per_pc": {}})
+    text = annotate.as_text({}, a)
+    assert "100 cycles, 2.0% of the run's; 4 samples" in text
+    line = next(line for line in text.splitlines() if "btsl" in line)
+    assert "40" in line and "40.0%" in line and "25.0%" in line and "load_memory" in line
+    page = annotate.as_html({}, a)
+    assert "<th>sampled</th>" in page and "<td>25.0%</td>" in page

@@ -116,7 +116,7 @@ def test_a_run_without_a_coherence_table_still_lists_its_upgrades(tmp_path):
     pd.DataFrame({"run": "r1", "cpu": [0, 1], "instructions": [600, 400]}).to_parquet(
         tmp_path / "roi.parquet")
     t = rt.RunTables.read(tmp_path, made={"misses", "roi"})
-    assert t.absent == {"instructions", "coherence", "rapw"}
+    assert t.absent == {"instructions", "coherence", "rapw", "cycles"}
     assert len(t.coherence) == 0 and set(rt.COLUMNS["coherence"]) <= set(t.coherence.columns)
     assert len(rt.thieves(t, "flags", 5)) == 0
     assert len(rt.partial_writes(t, 5, rt.Disassembly(None, t.instructions))) == 0

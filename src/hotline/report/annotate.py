@@ -4,6 +4,12 @@ produced, each instruction with its misses per level and cause, its data
 accesses, and the reads after partial writes it took part in (as the store
 or as the load).  Text, and an HTML page with the counts shaded.
 
+A gem5 run on O3 cores with hotline's extension also has its time: each
+instruction's cycles (the exact, time-proportional charge: docs/gem5.md)
+as a share of the function's, the share of the function's samples a
+sampling profiler would have given it (the seeds' view, oprofile's), and
+what it mostly waited for.
+
 Source lines are those of the DWARF line tables (addr2line): inlined code
 shows the inlined source (bitops.h inside folio_unlock), as the tables do.
 """
@@ -19,7 +25,7 @@ from hotline.errors import HotlineError
 from hotline.report import render, tables as rt
 from hotline.report.run import Run, header
 from hotline.report.source import SourceText
-from hotline.results.schema import CAUSES, LEVELS
+from hotline.results.schema import CAUSES, CYCLE_CAUSES, LEVELS
 
 SHORT = {"compulsory": "cmp", "capacity": "cap", "conflict": "cnf", "coherence": "coh",
          "upgrade": "upg"}
@@ -35,6 +41,9 @@ class Annotation:
     rows: list[dict]            # {"source": file:line, "text": ...} or an instruction
     totals: dict[str, int]      # misses per level in the function
     missing_source: str | None  # why source text is missing, if it is
+    # The function's cycles and samples (cycle_split), None without a
+    # cycle profile, and its cycles' share of all the run's.
+    time: dict | None = None
 
 
 def miss_split(misses: pd.DataFrame, pcs: list[int]) -> dict[int, dict[str, dict[str, int]]]:
@@ -45,6 +54,27 @@ def miss_split(misses: pd.DataFrame, pcs: list[int]) -> dict[int, dict[str, dict
     for (pc, level, cause), n in counts.items():
         split.setdefault(int(pc), {}).setdefault(level, {})[cause] = int(n)
     return split
+
+
+def cycle_split(cycles: pd.DataFrame, pcs: list[int]) -> dict:
+    """The time of the given instructions (a function's), summed over
+    cores and regions: {"cycles": the function's, "samples": its samples,
+    "per_pc": {pc: {"cycles", "share" (of the function's cycles),
+    "sampled" (share of its samples), "waiting" (the cause of most of its
+    cycles other than committing, "" if none)}}}."""
+    mine = cycles[cycles["pc"].isin(pcs)]
+    columns = ["cycles", "samples", *(f"cycles_{c}" for c in CYCLE_CAUSES)]
+    per_pc = mine.groupby("pc")[columns].sum()
+    total, samples = float(per_pc["cycles"].sum()), int(per_pc["samples"].sum())
+    waits = [f"cycles_{c}" for c in CYCLE_CAUSES if c != "commit"]
+    split = {}
+    for pc, row in per_pc.iterrows():
+        waiting = row[waits].idxmax() if row[waits].max() > 0 else ""
+        split[int(pc)] = {"cycles": float(row["cycles"]),
+                          "share": row["cycles"] / total if total else 0.0,
+                          "sampled": row["samples"] / samples if samples else 0.0,
+                          "waiting": waiting.removeprefix("cycles_")}
+    return {"cycles": total, "samples": samples, "per_pc": split}
 
 
 def partial_writes(rapw: pd.DataFrame, pcs: set[int], function: str,
@@ -91,6 +121,10 @@ def annotate(run: Run, function: str, source: SourceText | None = None) -> Annot
     kinds = data.groupby("pc")["kind"].agg(lambda k: "/".join(sorted(set(k))))
     rapw = partial_writes(t.rapw, set(pcs), function)
     levels = [lv for lv in LEVELS if lv in set(t.misses["level"])]
+    time = None
+    if "cycles" not in t.absent:
+        time = cycle_split(t.cycles, pcs)
+        time["run_share"] = time["cycles"] / float(t.cycles["cycles"].sum() or 1)
     source = source or SourceText.of_build(run.kernel)
     rows, previous = [], None
     for pc in pcs:
@@ -102,9 +136,24 @@ def annotate(run: Run, function: str, source: SourceText | None = None) -> Annot
         rows.append({"pc": pc, "offset": pc - symbol.start, "instruction": listing[pc],
                      "kind": kinds.get(pc, ""), "accesses": int(accesses.get(pc, 0)),
                      "misses": {lv: by_level.get(lv, {}) for lv in levels},
-                     "partial writes": rapw.get(pc, "")})
+                     "partial writes": rapw.get(pc, ""),
+                     "time": time["per_pc"].get(pc) if time else None})
     totals = {lv: sum(sum(r["misses"][lv].values()) for r in rows if "pc" in r) for lv in levels}
-    return Annotation(function, symbol.start, symbol.size, levels, rows, totals, source.missing)
+    return Annotation(function, symbol.start, symbol.size, levels, rows, totals, source.missing,
+                      time)
+
+
+def _time(row: dict) -> str:
+    """An instruction's cycles, share, sampled share and main wait."""
+    t = row["time"]
+    if not t:
+        return f"{'':>{TIME_WIDTH}}"
+    return (f"{t['cycles']:>10,.0f}{t['share']:>7.1%}{t['sampled']:>8.1%}  "
+            f"{t['waiting']:<12}")
+
+
+TIME_WIDTH = 10 + 7 + 8 + 2 + 12
+TIME_HEAD = f"{'cycles':>10}{'share':>7}{'sampled':>8}  {'waiting on':<12}"
 
 
 def _count(row: dict, level: str) -> str:
@@ -123,16 +172,24 @@ def as_text(manifest: dict, a: Annotation) -> str:
             f"Per instruction: misses per level, then the L1D and L2 misses by cause ({LEGEND});"
             " data accesses; reads after partial writes. * instruction as patched at boot.",
             ""]
+    if a.time:
+        out[-1:-1] = [f"Time (gem5 O3, exact): {a.time['cycles']:,.0f} cycles, "
+                      f"{a.time['run_share']:.1%} of the run's; {a.time['samples']:,} samples. "
+                      "Per instruction: its cycles, their share of the function's, its share "
+                      "of the function's samples (a sampling profiler's view), what it mostly "
+                      "waited for."]
     if a.missing_source:
         out += [f"(source text: {a.missing_source})", ""]
+    time_head = TIME_HEAD if a.time else ""
     levels = "".join(f"{lv:>8}" for lv in a.levels)
     # Each cause column as wide as its longest entry.
     widths = {lv: max([len(f"{lv} causes"), *(len(_causes(r["misses"].get(lv, {})))
                                                for r in a.rows if "pc" in r)]) + 2
               for lv in ("L1D", "L2")}
-    out.append(f"{levels}  {'L1D causes':<{widths['L1D']}}{'L2 causes':<{widths['L2']}}"
-               f"{'accesses':>9}  {'address':<18}  instruction")
-    blank = " " * (8 * len(a.levels) + 2 + widths["L1D"] + widths["L2"] + 9)
+    out.append(f"{time_head}{levels}  {'L1D causes':<{widths['L1D']}}"
+               f"{'L2 causes':<{widths['L2']}}{'accesses':>9}  {'address':<18}  instruction")
+    blank = " " * ((TIME_WIDTH if a.time else 0) + 8 * len(a.levels) + 2 + widths["L1D"]
+                   + widths["L2"] + 9)
     for r in a.rows:
         if "source" in r:
             text = r["text"].strip() if r["text"] is not None else ""
@@ -140,7 +197,8 @@ def as_text(manifest: dict, a: Annotation) -> str:
             continue
         # Instructions that access data show their zeros; the others, blanks.
         counts = "".join(f"{_count(r, lv):>8}" for lv in a.levels)
-        line = (f"{counts}  {_causes(r['misses'].get('L1D', {})):<{widths['L1D']}}"
+        line = (f"{_time(r) if a.time else ''}{counts}  "
+                f"{_causes(r['misses'].get('L1D', {})):<{widths['L1D']}}"
                 f"{_causes(r['misses'].get('L2', {})):<{widths['L2']}}{r['accesses'] or '':>9}  "
                 f"{r['pc']:x}:  +{r['offset']:<#6x} {r['instruction']}")
         if r["partial writes"]:
@@ -156,7 +214,8 @@ ANNOTATE_STYLE = """.src td{color:#555;background:#f4f4f4;font-family:monospace;
 def as_html(manifest: dict, a: Annotation) -> str:
     top = max([sum(r["misses"][lv].values()) for r in a.rows if "pc" in r for lv in a.levels]
               or [1]) or 1
-    heads = [*a.levels, *(f"{lv} {SHORT[c]}" for lv in ("L1D", "L2") if lv in a.levels
+    timed = ["cycles", "share", "sampled", "waiting on"] if a.time else []
+    heads = [*timed, *a.levels, *(f"{lv} {SHORT[c]}" for lv in ("L1D", "L2") if lv in a.levels
                           for c in CAUSES), "accesses", "address", "offset", "instruction",
              "partial writes"]
     width = len(heads)
@@ -175,6 +234,14 @@ def as_html(manifest: dict, a: Annotation) -> str:
                         f"<pre style=\"display:inline\">{text}</pre></td></tr>")
             continue
         cells = []
+        if a.time:
+            t = r["time"] or {}
+            shade = f' style="background:rgba(78,121,167,{0.1 + 0.9 * t["share"]:.2f})"' \
+                if t.get("share") else ""
+            cells += [f"<td{shade}>{t['cycles']:,.0f}</td>" if t else "<td></td>",
+                      f"<td>{t['share']:.1%}</td>" if t else "<td></td>",
+                      f"<td>{t['sampled']:.1%}</td>" if t else "<td></td>",
+                      f"<td>{html.escape(t.get('waiting', ''))}</td>"]
         for lv in a.levels:
             n = sum(r["misses"][lv].values())
             shade = f' style="background:rgba(196,78,82,{0.1 + 0.9 * n / top:.2f})"' if n else ""

@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from hotline.errors import HotlineError, first_line
 from hotline.results.objects import describe
-from hotline.results.schema import CAUSES, UNKNOWN_CAUSE
+from hotline.results.schema import CAUSES, CYCLE_CAUSES, UNKNOWN_CAUSE
 from hotline.results.symbols import Symbolizer, disassemble_bytes
 
 # address:<TAB>bytes<TAB>instruction, as objdump -w writes them
@@ -28,9 +28,12 @@ COLUMNS = {
     "rapw": ["store_pc", "store_symbol", "store_offset", "load_pc", "load_symbol",
              "load_offset", "count"],
     "roi": ["instructions"],
+    # gem5 O3 with hotline's extension (results/schema.py CYCLES)
+    "cycles": ["pc", "samples", "cycles", *(f"cycles_{c}" for c in CYCLE_CAUSES)],
 }
 # The types of the columns that are not integers, for an absent table's empty frame.
-DTYPES = {"bytes": "string", "symbol": "string", "object": "string", "field": "string",
+DTYPES = {"cycles": "float64", **{f"cycles_{c}": "float64" for c in CYCLE_CAUSES},
+          "bytes": "string", "symbol": "string", "object": "string", "field": "string",
           "thief_symbol": "string", "store_symbol": "string", "load_symbol": "string"}
 
 
@@ -58,8 +61,10 @@ class RunTables:
     coherence: pd.DataFrame
     rapw: pd.DataFrame
     roi: pd.DataFrame
+    cycles: pd.DataFrame
     # The tables the run's backend does not make (gem5: instructions,
-    # coherence, rapw), present here empty so that every section can be
+    # coherence, rapw; QEMU and gem5 without O3 cores: cycles), present here
+    # empty so that every section can be
     # computed; the report says which it could not fill.
     absent: frozenset[str] = frozenset()
 
