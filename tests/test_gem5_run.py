@@ -158,7 +158,7 @@ def test_o3_cycle_profile_charges_every_cycle_once(tmp_path, tmp_results):
     charged = cycles.groupby(["region", "cpu"])["cycles"].sum()
     for _, r in regions.iterrows():
         assert charged.loc[(r.region, r.cpu)] + r.halted_cycles == \
-            pytest.approx(r.cycles, abs=1e-6)
+            pytest.approx(r.cycles, rel=1e-12)
     # Committed instructions per core, counted by the extension from commit's
     # probe points, are gem5's own statistic (committedInsts) for the regions.
     roi = pd.read_parquet(run.directory / "roi.parquet").set_index("cpu")["instructions"]
