@@ -3,7 +3,6 @@ repository path it names resolves, every page of docs/ is in docs/README.md's
 index, and README.md stays a newcomer's length (150-250 lines)."""
 
 import re
-from pathlib import Path
 
 from hotline import paths
 
