@@ -19,8 +19,9 @@ class HotlineCycleProfile(ProbeListenerObject):
         PyBindMethod("dumpRegion"),
     ]
 
-    # The core: its probe manager is the one the listeners attach to.
-    manager = Param.BaseO3CPU("the O3 core whose cycles are charged")
+    # manager (ProbeListenerObject's, a SimObject) must be the O3 core whose
+    # cycles are charged: redeclaring it with the core's type would give the
+    # C++ parameters a second `manager` that the base class never reads.
     l1d = Param.BaseCache(NULL, "the core's L1D (to say which loads missed)")
     l2 = Param.BaseCache(NULL, "the core's L2 (to say where a miss was served)")
     sample_period = Param.Unsigned(

@@ -60,7 +60,7 @@ CycleProfile::CycleProfile(const HotlineCycleProfileParams &params)
       cpu(dynamic_cast<o3::CPU *>(params.manager)),
       l1d(params.l1d),
       l2(params.l2),
-      lineMask(params.manager->cacheLineSize() - 1),
+      lineMask(cpu ? cpu->cacheLineSize() - 1 : 0),
       samplePeriod(params.sample_period)
 {
     fatal_if(cpu == nullptr, "%s: the manager must be an O3 core", name());
