@@ -3,12 +3,12 @@ ping-pong and false-sharing pair under hotline-cache in deterministic mode
 with QEMU's own turns and at each quantum (instructions per vCPU turn), and
 once in parallel mode (smoke scale, skylake-4core, baseline kernel).
 
-    .venv/bin/python bench/interleaving.py [--quanta 1000000 100000 ...]
+    .venv/bin/python bench/interleaving.py [--quanta 1000000 100000 ...] [--suffix S]
 
 Prints, per setting and benchmark, the accesses of the benchmark's busiest
 load, its L1D misses by cause, what hardware would show (derived by hand in
 docs/interleaving.md), the turns the plugin measured and the run's wall
-time, and writes bench/results/interleaving.json.  docs/interleaving.md
+time, and writes bench/results/interleaving[-S].json.  docs/interleaving.md
 discusses the numbers.
 """
 
@@ -80,6 +80,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quanta", type=int, nargs="*", default=QUANTA,
                         help="instructions per vCPU turn to measure (default: %(default)s)")
+    parser.add_argument("--suffix", default="", help="added to the results file's name")
     args = parser.parse_args()
     results = {"host": platform.node(), "cpus": os.cpu_count(), "settings": []}
     with tempfile.TemporaryDirectory() as tmp:
@@ -98,7 +99,8 @@ def main() -> None:
             for row in setting["benchmarks"]:
                 print("  " + ", ".join(f"{k}={v}" for k, v in row.items()), flush=True)
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "interleaving.json").write_text(json.dumps(results, indent=2) + "\n")
+    suffix = f"-{args.suffix}" if args.suffix else ""
+    (RESULTS / f"interleaving{suffix}.json").write_text(json.dumps(results, indent=2) + "\n")
 
 
 if __name__ == "__main__":
