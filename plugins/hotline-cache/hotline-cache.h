@@ -274,7 +274,16 @@ struct turns {
 extern struct turns *turns;
 
 const char *quantum_install(void);	/* NULL, or what is wrong */
-void quantum_start(void);
+void quantum_arm(void);
+extern int quantum_armed;
+
+/* Arms the timer at the first block QEMU runs, when its clocks exist; every
+ * block calls it, so the test is here, inline. */
+static inline void quantum_start(void)
+{
+	if (__builtin_expect(!quantum_armed, 0))
+		quantum_arm();
+}
 void turns_block(const void *vcpu, uint32_t core, uint32_t insns);
 void turns_cut(void);
 void turns_reset(void);

@@ -75,14 +75,14 @@ const char *quantum_install(void)
 	return NULL;
 }
 
-/* Armed at the first block QEMU runs, when its clocks exist. */
-void quantum_start(void)
-{
-	static int armed;
+int quantum_armed;
 
-	if (armed || !quantum)
+/* At the first block QEMU runs (quantum_start), when its clocks exist. */
+void quantum_arm(void)
+{
+	quantum_armed = 1;
+	if (!quantum)
 		return;
-	armed = 1;
 	timer_init_full(timer, NULL, QEMU_CLOCK_VIRTUAL, SCALE_NS, 0, on_deadline, NULL);
 	next_expiry = clock_get_ns(QEMU_CLOCK_VIRTUAL) + period;
 	timer_mod(timer, next_expiry);
