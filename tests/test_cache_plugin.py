@@ -16,7 +16,7 @@ from hotline.disk_image import guest_program_symbols
 from hotline.experiment import run_experiment
 from hotline.simulate.qemu import plugin_output
 from hotline.workloads import load_workload
-from tests.conftest import require_tools
+from tests.conftest import run_twice
 
 pytestmark = pytest.mark.boot
 SPEC = """description = "cache plugin on cachebench"
@@ -31,18 +31,7 @@ SMOKE = load_workload("cachebench").scales["smoke"]
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    require_tools("qemu-system-x86_64", "make", "gcc")
-    tmp = tmp_path_factory.mktemp("cache")
-    spec = tmp / "cache.toml"
-    spec.write_text(SPEC)
-    directories = []
-    with pytest.MonkeyPatch.context() as mp:
-        for i in range(2):
-            mp.setenv("HOTLINE_RESULTS", str(tmp / f"results-{i}"))
-            (result,) = run_experiment(spec, rerun=True)
-            assert result.failure is None, result.failure
-            directories.append(result.directory)
-    return directories
+    return run_twice(SPEC, tmp_path_factory.mktemp("cache"))
 
 
 @pytest.fixture(scope="module")

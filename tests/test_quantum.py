@@ -12,11 +12,11 @@ import pytest
 from hotline import paths, specs
 from hotline.disk_image import guest_program_symbols
 from hotline.errors import HotlineError
-from hotline.experiment import load_spec, plan, run_conditions, run_experiment
+from hotline.experiment import load_spec, plan, run_conditions
 from hotline.simulate.qemu import DEFAULT_QUANTUM
 from hotline.simulate.qemu.plugins import plugin_options
 from hotline.workloads import load_workload
-from tests.conftest import require_tools
+from tests.conftest import run_twice
 
 QUANTUM = 1000
 SPEC = f"""description = "cachebench with turns of {QUANTUM} instructions"
@@ -66,18 +66,7 @@ def test_the_plugin_is_told_the_quantum_in_deterministic_mode_only(tmp_path):
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    require_tools("qemu-system-x86_64", "make", "gcc")
-    tmp = tmp_path_factory.mktemp("quantum")
-    spec = tmp / "quantum.toml"
-    spec.write_text(SPEC)
-    directories = []
-    with pytest.MonkeyPatch.context() as mp:
-        for i in range(2):
-            mp.setenv("HOTLINE_RESULTS", str(tmp / f"results-{i}"))
-            (result,) = run_experiment(spec, rerun=True)
-            assert result.failure is None, result.failure
-            directories.append(result.directory)
-    return directories
+    return run_twice(SPEC, tmp_path_factory.mktemp("quantum"))
 
 
 @pytest.mark.boot
