@@ -78,9 +78,9 @@ else:
 board = machine.board(params.machine, cpu=params.roi_cpu, cache_hierarchy=cache_hierarchy,
                       checkpoint=params.checkpoint_dir, core=params.core)
 board.cache_line_size = caches.line_bytes
-profiles = getattr(cache_hierarchy, "cycle_profiles", [])
 roi = RoiRecorder(path=os.path.join(m5.options.outdir, params.roi_file),
-                  debug_flags=params.lsq_debug_flags, profiles=profiles,
+                  debug_flags=params.lsq_debug_flags,
+                  profiles=lambda: getattr(cache_hierarchy, "cycle_profiles", []),
                   profile_path=os.path.join(m5.options.outdir, params.cycle_profile or ""))
 simulator = Simulator(board=board, on_exit_event=roi.handlers())
 roi.attach(simulator)

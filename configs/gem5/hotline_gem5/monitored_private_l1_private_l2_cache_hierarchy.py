@@ -71,8 +71,9 @@ class MonitoredPrivateL1PrivateL2CacheHierarchy(PrivateL1PrivateL2CacheHierarchy
                  l2_monitor: str = "l2_to_mem_cpu{cpu}", cycle_profile: bool = False) -> None:
         super().__init__(l1d_size=l1d["size"], l1i_size=l1i["size"], l2_size=l2["size"])
         self._l1i, self._l1d, self._l2, self._l3 = l1i, l1d, l2, l3
+        # The profiles become the child `cycle_profiles` in incorporate_cache
+        # (a SimObject takes no empty list as an attribute).
         self._cycle_profile = cycle_profile
-        self.cycle_profiles = []
         self._trace_dir = trace_dir
         self._names = {"core": core_monitor, "l1d": l1d_monitor, "l2": l2_monitor}
 

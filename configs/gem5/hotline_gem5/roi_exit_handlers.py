@@ -12,16 +12,17 @@ simulation is one tick long, so that the region can be opened (stats reset,
 LSQ debug trace on) once the simulator exists; later work_begin/work_end
 pairs open and close further regions (work_end dumps the stats: one dump per
 region; with hotline's extension, each core's cycle profile is started at
-a region's start and written at its end).  The init's m5 exit ends the run.  Every region's first and last
-tick go into a JSON file, which the host uses to keep only the packets
-inside the regions; stats.txt holds one dump per region, in order, and
-gem5's own dump at exit after them."""
+a region's start and written at its end).  The init's m5 exit ends the
+run.  Every region's first and last tick go into a JSON file, which the host
+uses to keep only the packets inside the regions; stats.txt holds one dump
+per region, in order, and gem5's own dump at exit after them."""
 
 from __future__ import annotations
 
 import json
 import os
 import sys
+from typing import Callable
 
 import m5
 import m5.debug
@@ -54,12 +55,15 @@ class CheckpointAtRoi:
 
 
 class RoiRecorder:
-    def __init__(self, *, path: str, debug_flags: list[str], profiles: list = (),
-                 profile_path: str = "") -> None:
+    def __init__(self, *, path: str, debug_flags: list[str],
+                 profiles: Callable[[], list] = list, profile_path: str = "") -> None:
+        """profiles: the cycle profiles, asked for when a region opens: the
+        cache hierarchy makes them only when the simulator connects the
+        board, after this object exists."""
         self._simulator = None
         self._path = path
         self._debug_flags = debug_flags
-        self._profiles = list(profiles)
+        self._profiles = profiles
         self._profile_path = profile_path
         self.regions: list[dict] = []
         self._save()
@@ -80,7 +84,7 @@ class RoiRecorder:
     def _open(self) -> None:
         m5.stats.reset()
         self._set_debug(True)
-        for profile in self._profiles:
+        for profile in self._profiles():
             profile.startRegion()
         self.regions.append({"begin": m5.curTick(), "end": None})
         self._save()
@@ -117,10 +121,11 @@ class RoiRecorder:
     def _dump_profiles(self, region: int) -> None:
         """Each core's cycle profile of the region; a table that cannot be
         written ends the run (hotline would refuse the run without it)."""
+        profiles = self._profiles()
         directory = os.path.dirname(self._profile_path)
-        if self._profiles and directory:
+        if profiles and directory:
             os.makedirs(directory, exist_ok=True)
-        for cpu, profile in enumerate(self._profiles):
+        for cpu, profile in enumerate(profiles):
             problem = profile.dumpRegion(self._profile_path.format(region=region, cpu=cpu))
             if problem:
                 sys.exit(f"hotline-gem5: cannot write the cycle profile: {problem}")
