@@ -157,10 +157,14 @@ CycleProfile::closeGroup()
     group.clear();
 }
 
-Cause
-CycleProfile::headCause() const
+uint64_t
+CycleProfile::advanceTo(Cycles c)
 {
-    return headWaits;
+    if (c <= accounted)
+        return 0;
+    const uint64_t gap = uint64_t(c) - uint64_t(accounted);
+    accounted = c;
+    return gap;
 }
 
 void
@@ -179,13 +183,12 @@ CycleProfile::commit(const o3::DynInstPtr &inst)
         group.push_back(pc);
     } else {
         closeGroup();
-        if (c > accounted)
-            pendingCycles += uint64_t(c) - uint64_t(accounted);
+        pendingCycles += advanceTo(c);
         if (pendingCycles > 0) {
             if (blamed)
                 chargeStall(blamePc, blameCause);
             else if (headSeen && headSeq == inst->seqNum)
-                chargeStall(pc, headCause());
+                chargeStall(pc, headWaits);
             else
                 chargeStall(pc, headSeen ? Execute : FrontEnd);
         }
@@ -263,13 +266,8 @@ CycleProfile::mispredict(const o3::DynInstPtr &inst)
 void
 CycleProfile::sleeping(const bool &now_asleep)
 {
-    if (now_asleep && !asleep) {
-        const Cycles c = now();
-        if (c > accounted) {
-            pendingCycles += uint64_t(c) - uint64_t(accounted);
-            accounted = c;
-        }
-    }
+    if (now_asleep && !asleep)
+        pendingCycles += advanceTo(now());
     asleep = now_asleep;
 }
 
@@ -281,11 +279,7 @@ CycleProfile::cycles(const uint64_t &delta)
     // suspended were halted.
     if (!asleep)
         return;
-    const Cycles c = now();
-    if (c > accounted) {
-        haltedCycles += uint64_t(c) - uint64_t(accounted);
-        accounted = c;
-    }
+    haltedCycles += advanceTo(now());
     asleep = false;
 }
 
@@ -317,14 +311,7 @@ std::string
 CycleProfile::dumpRegion(const std::string &path)
 {
     closeGroup();
-    const Cycles end = now();
-    if (end > accounted) {
-        if (asleep)
-            haltedCycles += uint64_t(end) - uint64_t(accounted);
-        else
-            pendingCycles += uint64_t(end) - uint64_t(accounted);
-    }
-    accounted = std::max(accounted, end);
+    (asleep ? haltedCycles : pendingCycles) += advanceTo(now());
     // The cycles after the last commit have no next instruction inside the
     // region: they go to the head the core was waiting for, or to address
     // 0 (no instruction) if the reorder buffer was empty.
@@ -333,7 +320,7 @@ CycleProfile::dumpRegion(const std::string &path)
         if (blamed)
             chargeStall(blamePc, blameCause);
         else if (headSeen)
-            chargeStall(headPc, headCause());
+            chargeStall(headPc, headWaits);
         else
             chargeStall(0, FrontEnd);
     }

@@ -127,7 +127,8 @@ class CycleProfile : public ProbeListenerObject
     void takeSamples(Cycles upTo, Addr pc);
     void closeGroup();
     void chargeStall(Addr pc, Cause cause);
-    Cause headCause() const;
+    /* Moves accounted up to c; returns the cycles it moved over. */
+    uint64_t advanceTo(Cycles c);
     Addr lineOf(Addr addr) const { return addr & ~lineMask; }
 
     o3::CPU *cpu;
