@@ -73,7 +73,10 @@ def test_the_claims_page_without_gem5_says_not_run():
     checks = claims.check_all(Results(SMOKE))
     table = claims_page.verdict_table(claims.claims(), {"QEMU": checks, "gem5": None})
     assert table.count(">not run</td>") == 11
-    assert table.count(f'{checks[0].measured}</td>') == 1
+    assert table.count(f'{checks[0].measured}<br><small>decided on modelled cycles; 1 run: '
+                       'no interval</small></td>') == 1
+    # C4's negative control, beside its figure.
+    assert table.count("control pte-chain-hashlock: not supported") == 1
 
 
 def test_analyse_refuses_a_gem5_side_that_is_not_gem5_results(tmp_path, capsys):

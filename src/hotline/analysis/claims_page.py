@@ -1,8 +1,8 @@
 """The claims page (analysis/claims.ipynb) as HTML pieces: at the top one
 table of every claim, the seed's figure beside the QEMU and the gem5 figure
 and verdict; then a section per claim with its rule and, where a picture
-says more than a number, one picture.  The checks are claims.py's; this
-module only lays them out and draws (matplotlib's object API, as the run
+says more than a number, one picture.  The checks are the claims
+package's; this module only lays them out and draws (matplotlib's object API, as the run
 report's pictures, with the same hotline.figures).
 
 A backend without results is "not run" in the table; a claim's picture
@@ -17,10 +17,10 @@ from typing import Callable
 import matplotlib
 from matplotlib.figure import Figure
 
-from hotline.analysis.claims import (
-    BASE, CHAIN, FORK, INCONCLUSIVE, NOT_SUPPORTED, SEED, SEED_FILES, SIDE_BASE, SIDE_CHAIN,
-    SUPPORTED, Check, Claim,
-)
+from hotline.analysis.claims import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED, Check, Claim
+from hotline.analysis.claims import c01, c02, c05, c06, c07
+from hotline.analysis.claims.common import BASE, CHAIN, FORK, SIDE_BASE, SIDE_CHAIN
+from hotline.analysis.claims.seeds import SEED_FILES
 from hotline.figures import STYLE, picture
 
 NOT_RUN = "not run"
@@ -57,7 +57,16 @@ def _figure_cell(check: Check | None) -> str:
     if check is None:
         return _cell("-")
     reason = f'<br><small>{_e(check.reason)}</small>' if check.reason else ""
-    return _cell(f"{_e(check.measured)}{reason}")
+    runs = f"{check.repeats} runs" if check.repeats > 1 else "1 run: no interval"
+    measure = f'<br><small>decided on {_e(check.measure or "-")}; {runs}</small>'
+    control = (f"<br><small>control {_e(check.control.design)}: "
+               f"{_e(check.control.verdict)}</small>" if check.control else "")
+    return _cell(f"{_e(check.measured)}{reason}{measure}{control}")
+
+
+def _figure(check: Check, name: str) -> float:
+    """The mean over the repeats of one of the check's figures."""
+    return check.numbers["intervals"][name][0]
 
 
 def verdict_table(claims: list[Claim], by_backend: dict[str, list[Check] | None],
@@ -94,9 +103,17 @@ def section(claim: Claim, measured: Measured) -> str:
     return (f'<h2 id="{_anchor(claim.id)}">{claim.id}: {_e(claim.title)}</h2>'
             f"<p><b>Seed</b> ({SEED_FILES[claim.seed]}): {_e(claim.seed_figure)}</p>"
             f"<p><b>Experiment</b>: {_e(claim.experiment)}</p>"
-            f"<p><b>Rule</b>: {_e(claim.rule)}</p>"
+            f"<p><b>Rule</b>: {_e(claim.rule.text())}</p>"
+            f"<p><b>Negative control</b>: {_e(_control(claim))}</p>"
             f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
-            f"<p><b>Evidence</b>: {_evidence(claim)}</p>")
+            f"<p><b>Evidence</b>: {_evidence(claim)}</p>"
+            f"<details><summary>The rule's history</summary><ul>"
+            f"{''.join(f'<li>{_e(h)}</li>' for h in claim.history)}</ul></details>")
+
+
+def _control(claim: Claim) -> str:
+    return (f"{claim.control.design}, which must come out {NOT_SUPPORTED}: {claim.control.why}"
+            if claim.control else f"none: {claim.no_control}")
 
 
 def sections(claims: list[Claim], by_backend: dict[str, list[Check] | None]) -> str:
@@ -163,11 +180,11 @@ def _c1(figure: Figure, measured: Measured) -> str:
         if not simulated:
             ax.bar(names, [t for _, _, t in bars], bottom=lower, color=BACKEND_COLOURS[backend],
                    label="L1 miss stall cycles")
-        ax.axhline(SEED["C1_system_time_ratio"], color=SEED_COLOUR, linestyle="--",
-                   label=f"seed: x{SEED['C1_system_time_ratio']:.2f} system time")
-        ax.set_title(f"{backend}: x{check.numbers['ratio']:.3f}")
+        ax.axhline(c01.SEED_RATIO, color=SEED_COLOUR, linestyle="--",
+                   label=f"seed: x{c01.SEED_RATIO:.2f} system time")
+        ax.set_title(f"{backend}: x{_figure(check, 'ratio'):.3f}")
         ax.set_ylabel("cost / its reference's")
-        ax.set_ylim(0, 1.6 * max(SEED["C1_system_time_ratio"], check.numbers["ratio"]))
+        ax.set_ylim(0, 1.6 * max(c01.SEED_RATIO, _figure(check, "ratio")))
         ax.tick_params(axis="x", labelsize=7, labelrotation=20)
         ax.legend(frameon=False, loc="upper left", fontsize=7)
     return (f"C1: the fork storm's cost, {CHAIN} over {BASE} (the 2.5.27 layout) and "
@@ -176,19 +193,18 @@ def _c1(figure: Figure, measured: Measured) -> str:
 
 def _c2(figure: Figure, measured: Measured) -> str:
     ax = figure.subplots()
-    groups = [("add", "lock"), ("add", "unlock"), ("remove", "lock"), ("remove", "unlock")]
-    series = {"seed": [SEED[f"C2_{f}_{r}_share"] for f, r in groups]}
+    series = {"seed": [c02.SEED_LOCK, c02.SEED_UNLOCK]}
     for backend, check in measured.items():
-        series[backend] = [check.numbers[f].get(r, 0.0) for f, r in groups]
-    _bars(ax, [f"pte_chain_{f}\n{r}" for f, r in groups], series)
-    ax.set_ylabel("% of the function's stalls (seed: samples)")
+        series[backend] = [_figure(check, "lock_share"), _figure(check, "unlock_share")]
+    _bars(ax, [f"{c02.SYMBOL}\nlock", f"{c02.SYMBOL}\nunlock"], series)
+    ax.set_ylabel("% of the function's cycles (seed: samples)")
     return "C2: the chain lock's and unlock's shares of their function's cost"
 
 
 def _c5(figure: Figure, measured: Measured) -> str:
     ax = figure.subplots()
     groups = ["adds from fork", "adds from faults", "removes from zap"]
-    series = {"seed": [SEED["C5_add_fork"], SEED["C5_add_fault"], SEED["C5_remove_zap"]]}
+    series = {"seed": [c05.SEED_FORK, c05.SEED_FAULT, c05.SEED_ZAP]}
     for backend, check in measured.items():
         adds, removes = check.numbers["adds"], check.numbers["removes"]
         series[backend] = [adds.get("rmap_add_fork", 0) / sum(adds.values()),
@@ -206,7 +222,7 @@ def _c6(figure: Figure, measured: Measured) -> str:
     ax = figure.subplots()
     first = next(iter(measured.values())).numbers["acquisitions"]
     variants = sorted(first, key=lambda v: C6_BATCH.get(v, 0))
-    seed = {"pagevec-1": 1.0, "baseline": 1 - SEED["C6_acquisition_cut"]}
+    seed = {"pagevec-1": 1.0, "baseline": 1 - c06.SEED_CUT}
     series = {"seed": [seed.get(v, float("nan")) for v in variants]}
     for backend, check in measured.items():
         acquisitions = check.numbers["acquisitions"]
@@ -219,10 +235,9 @@ def _c6(figure: Figure, measured: Measured) -> str:
 
 def _c7(figure: Figure, measured: Measured) -> str:
     ax = figure.subplots()
-    series = {"seed": [SEED["C7_mmap_user_share"], SEED["C7_read_user_share"]]}
+    series = {"seed": [c07.SEED_MMAP, c07.SEED_READ]}
     for backend, check in measured.items():
-        user = check.numbers["user_share"]
-        series[backend] = [user["mmap"], user["read"]]
+        series[backend] = [_figure(check, "mmap_user"), _figure(check, "read_user")]
     _bars(ax, ["copy via mmap()", "copy via read()"], series)
     ax.set_ylabel("% of L1D stall cycles in user space")
     ax.set_ylim(0, 100)

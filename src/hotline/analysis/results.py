@@ -3,6 +3,7 @@ the concatenated tables, see hotline.sweep.gather), with each table's rows
 labelled by the run's variant, workload, system and parameters, so that a
 notebook can compare variants with one groupby."""
 
+import copy
 import json
 from functools import cached_property
 from pathlib import Path
@@ -56,6 +57,7 @@ class Results:
     def __init__(self, directory: Path | str):
         self.directory = Path(directory)
         self._tables: dict[str, pd.DataFrame] = {}
+        self._repeat: int | None = None     # a view of one repeat (repeats())
         if not (self.directory / "runs.parquet").is_file():
             raise HotlineError(f"{self.directory} has no runs.parquet: give the directory of a "
                                "gathered experiment (./hotline run SPEC writes it)")
@@ -85,7 +87,19 @@ class Results:
 
     @property
     def ok(self) -> pd.DataFrame:
-        return self.runs[self.runs["status"] == "ok"]
+        ok = self.runs[self.runs["status"] == "ok"]
+        return ok if self._repeat is None else ok[ok["repeat"] == self._repeat]
+
+    def repeats(self) -> list["Results"]:
+        """One view of these results per repeat index of the successful
+        runs: the runs, tables and counters of that repeat only (these
+        results themselves if no run succeeded)."""
+        views = []
+        for repeat in sorted(set(self.ok["repeat"])):
+            view = copy.copy(self)
+            view._tables, view._repeat = {}, int(repeat)
+            views.append(view)
+        return views or [self]
 
     def has(self, name: str) -> bool:
         """Whether some run made the table `name` (gem5 runs make misses and

@@ -1,0 +1,117 @@
+"""A claim, apart from any results, and its check against an experiment's:
+the rule decided on the design under test, and again on the negative
+control's design, each over the experiment's repeats (rules.py)."""
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from hotline.analysis.claims.rules import (
+    INCONCLUSIVE, NOT_SUPPORTED, VERDICTS, Control, Interval, Measured, Rule)
+from hotline.analysis.claims.seeds import SEED_FILES
+from hotline.analysis.results import Results
+
+
+@dataclass(frozen=True)
+class Needs:
+    """Runs a claim reads: these variants on this workload (params: a subset
+    of the workload's parameters, as an experiment spec writes them) on a
+    system of `cpus` CPUs, with out-of-order cores where `o3` (gem5 only).
+    The experiment specs' claim matrices are checked against these
+    (tests/test_claims.py)."""
+    workload: str
+    variants: tuple[str, ...]
+    params: tuple[tuple[str, int], ...] = ()
+    cpus: int = 4
+    o3: bool = False
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str                 # "C1"
+    title: str
+    seed: str               # key of SEED_FILES
+    experiment: str         # the runs it reads, in words
+    seed_figure: str
+    design: str             # the variant the claim is about, handed to figures()
+    rule: Rule
+    # One repeat's figures for a design (a Measured), or why there are none.
+    figures: Callable[[Results, str], "Measured | str"]
+    # The measured figures in words, from their intervals and the numbers
+    # of the first repeat.
+    describe: Callable[[dict[str, Interval], dict], str]
+    evidence: str           # the notebook of analysis/ with the evidence
+    needs: tuple[Needs, ...]
+    control: Control | None = None
+    no_control: str = ""    # why there is none, where there is none
+    # How the rule came to be, newest last; a change made after results
+    # were seen says so.
+    history: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        assert (self.control is None) != (not self.no_control), \
+            f"{self.id}: a control, or why there is none"
+
+
+@dataclass(frozen=True)
+class Decided:
+    """The rule decided on one design."""
+    design: str
+    measured: str           # "-": nothing measured
+    verdict: str
+    reason: str             # why the rule could not decide ("" where it did)
+    repeats: int            # the runs of each cell
+    measure: str            # what decided, e.g. "modelled cycles"
+    numbers: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Check:
+    """One claim checked against one experiment's results."""
+    claim: str
+    title: str
+    seed: str               # the seed file
+    experiment: str
+    seed_figure: str
+    measured: str
+    verdict: str            # one of VERDICTS
+    rule: str
+    reason: str
+    evidence: str
+    numbers: dict
+    repeats: int
+    measure: str
+    control: Decided | None     # the rule on the control's design
+    control_note: str           # what the control is, or why there is none
+
+
+def decide(claim: Claim, results: Results, design: str) -> Decided:
+    """The claim's rule on `design`, its figures measured once per repeat."""
+    measured = [claim.figures(view, design) for view in results.repeats()]
+    missing = next((m for m in measured if isinstance(m, str)), None)
+    if missing is not None:
+        return Decided(design, "-", INCONCLUSIVE, missing, len(measured), "")
+    names = {c.figure for c in claim.rule.thresholds()} | \
+        {name for m in measured for name in m.figures}
+    intervals = {name: Interval.of(m.figures.get(name, float("nan")) for m in measured)
+                 for name in sorted(names)}
+    text = claim.describe(intervals, measured[0].numbers)
+    undecided = next((m.reason for m in measured if m.reason), "")
+    if undecided:
+        verdict, reason = INCONCLUSIVE, undecided
+    else:
+        verdict, reason = claim.rule.verdict(intervals)
+    assert verdict in VERDICTS, verdict
+    numbers = {**measured[0].numbers,
+               "intervals": {k: (v.mean, v.low, v.high, v.n) for k, v in intervals.items()}}
+    return Decided(design, text, verdict, reason, len(measured), measured[0].measure, numbers)
+
+
+def check(claim: Claim, results: Results) -> Check:
+    main = decide(claim, results, claim.design)
+    control = decide(claim, results, claim.control.design) if claim.control else None
+    note = (f"{claim.control.design} must come out {NOT_SUPPORTED}: {claim.control.why}"
+            if claim.control else f"no negative control: {claim.no_control}")
+    return Check(claim.id, claim.title, SEED_FILES[claim.seed], claim.experiment,
+                 claim.seed_figure, main.measured, main.verdict, claim.rule.text(),
+                 main.reason, claim.evidence, main.numbers, main.repeats, main.measure,
+                 control, note)

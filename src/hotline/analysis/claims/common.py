@@ -1,0 +1,112 @@
+"""What several claims' figures share: the kernel designs they compare,
+and reading counters, lock instructions, storms and costs out of results."""
+
+import json
+
+import pandas as pd
+
+from hotline.analysis.cost import run_cost
+from hotline.analysis.listing import lock_and_unlock, lock_and_unlock_in_code
+from hotline.analysis.results import Results
+from hotline.errors import HotlineError
+
+NAN = float("nan")
+
+# C1-C4 are about 2.5.27's pte_chain, whose chain head lived in struct page in
+# the line of page->flags, the chain lock's word: lock, head and unlock
+# touched one line.  They are decided on that layout, pte-chain-inpage,
+# against the same kernel without memory cgroups (the head takes
+# memcg_data's slot), baseline-nomemcg.  The other layout, the heads in a
+# side array (pte-chain against baseline), is measured beside it.
+BASE, CHAIN = "baseline-nomemcg", "pte-chain-inpage"
+SIDE_BASE, SIDE_CHAIN = "baseline", "pte-chain"
+# The chain lock in a hashed spinlock array instead of page->flags' bit.
+HASHLOCK = "pte-chain-hashlock"
+# C5 is about 2.5.27's fork, which copied every mapping's PTEs; 6.1's skips
+# file mappings without an anon_vma.  fork-copy-ptes copies them again.
+FORK = "fork-copy-ptes"
+
+
+def pct(value: float, digits: int = 0) -> str:
+    return f"{value:.{digits}%}"
+
+
+def backend(results: Results) -> str:
+    return "/".join(results.backends) or "no"
+
+
+def no_table(results: Results, name: str) -> str:
+    """Why a figure that needs the table `name` cannot be measured, or "" if
+    a run made it."""
+    if results.has(name):
+        return ""
+    return f"no run made a {name} table (none of these {backend(results)} runs did)"
+
+
+def splits_causes(misses: pd.DataFrame) -> bool:
+    """Whether misses carry the cause split (compulsory, capacity, conflict,
+    coherence); gem5's classic caches tell upgrades only, the rest is ""."""
+    return bool(misses["cause"].isin(["compulsory", "capacity", "conflict", "coherence"]).any())
+
+
+def counter_values(results: Results, **where) -> pd.Series:
+    """Kernel counters summed over the runs selected by `where`, by name."""
+    return results.select(results.counters(), **where).groupby("counter")["value"].sum()
+
+
+def lock_offsets(results: Results, runs: list[str], symbol: str) -> tuple[dict[str, int], str]:
+    """Offsets of the chain lock and unlock in `symbol` ({"lock": o, "unlock": o},
+    either may be missing) and where they were found: in the instructions
+    these runs executed (QEMU's instructions table), or, for runs that made
+    no such table (gem5), in the disassembly of the kernel they booted.  A
+    HotlineError says why neither could be read."""
+    if results.has("instructions"):
+        instructions = results.table("instructions")
+        return lock_and_unlock(instructions[instructions["run"].isin(runs)], symbol), \
+            "the instructions run"
+    from hotline.results.symbols import Symbolizer
+    if not runs:
+        raise HotlineError("no runs to find the lock in")
+    symbolizer = Symbolizer(results.vmlinux(runs[0]))
+    function = symbolizer.function_named(symbol)
+    if function is None:
+        return {}, "the kernel's disassembly"
+    code = symbolizer.disassemble(function.start, function.start + function.size)
+    return lock_and_unlock_in_code(code, function.start), "the kernel's disassembly"
+
+
+def largest_storm(results: Results, variant: str) -> list[str]:
+    """The successful scriptstorm runs of `variant` on 4 CPUs with the most
+    scripts.  A profile is one storm's: an experiment can also hold a smaller
+    storm made for another rule (claims-gem5.toml's one-script storm on O3
+    cores, for C9), which would weigh another core model into it."""
+    runs = results.select(results.ok, workload="scriptstorm", variant=variant, cpus=4)
+    scripts = runs["params"].map(lambda p: json.loads(p).get("scripts", 0))
+    return list(runs.loc[scripts == scripts.max(), "run_id"]) if len(runs) else []
+
+
+def region_seconds(results: Results, runs: list[str]) -> float:
+    """Simulated seconds inside the regions of interest of gem5 runs, summed
+    over regions and runs (each region's figure is the machine's, repeated
+    on every core's row)."""
+    core = results.table("gem5_core_stats")
+    core = core[core["run"].isin(runs)]
+    return float(core.groupby(["run", "region"])["sim_seconds"].first().sum())
+
+
+def cost_ratio(results: Results, misses: pd.DataFrame, roi: pd.DataFrame, base: str,
+               other: str) -> tuple[float, str, dict]:
+    """other's cost over base's in the runs of `misses` and `roi` (one
+    workload), what the cost is, and the figures behind it: modelled cycles,
+    or on gem5 the regions' simulated time (NaN where a variant has no runs)."""
+    if not {base, other} <= set(misses["variant"]):
+        return NAN, "", {}
+    if results.has("gem5_core_stats"):     # gem5 runs: simulated time
+        seconds = {v: region_seconds(results, sorted(set(results.select(misses, variant=v)["run"])))
+                   for v in (base, other)}
+        return seconds[other] / seconds[base], "simulated time", \
+            {v: {"simulated_seconds": s} for v, s in seconds.items()}
+    cost = run_cost(misses, roi, ["variant"]).set_index("variant")
+    return cost.loc[other, "modelled_cycles"] / cost.loc[base, "modelled_cycles"], \
+        "modelled cycles", \
+        cost.loc[[base, other], ["instructions", "stall_cycles"]].to_dict("index")
