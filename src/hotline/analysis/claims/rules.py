@@ -13,6 +13,7 @@ interval is the value itself, and the figure says "1 run".
 """
 
 import math
+import operator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -56,7 +57,7 @@ class Interval:
                 f"{format(self.high, spec)}, {self.n} runs)")
 
 
-_SHOWN = {">": ">", ">=": ">=", "<": "<", "<=": "<="}
+_OPS = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
 
 
 @dataclass(frozen=True)
@@ -69,17 +70,15 @@ class Condition:
     unit: str = ""      # "%": shown as a percentage; "x": as a factor
 
     def __post_init__(self):
-        assert self.op in _SHOWN, self.op
+        assert self.op in _OPS, self.op
 
     def holds(self, x: Interval) -> bool | None:
         """True if the whole interval meets the condition, False if none of
         it does, None if the threshold lies inside it (or x is unknown)."""
         if math.isnan(x.mean):
             return None
-        t = self.threshold
-        meets = {">": lambda v: v > t, ">=": lambda v: v >= t,
-                 "<": lambda v: v < t, "<=": lambda v: v <= t}[self.op]
-        low, high = meets(x.low), meets(x.high)
+        meets = _OPS[self.op]
+        low, high = meets(x.low, self.threshold), meets(x.high, self.threshold)
         return low if low == high else None
 
     def shown(self) -> str:
