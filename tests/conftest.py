@@ -19,21 +19,22 @@ def require_tools(*tools):
         pytest.skip(f"needs {', '.join(missing)} (./hotline test installs them)")
 
 
-def run_twice(spec_text: str, tmp) -> list:
-    """The run directories of a one-run spec run twice from scratch, each
-    into a results tree of its own (for bit-identical comparisons)."""
+def run_twice(spec_text: str, tmp) -> list[list]:
+    """A spec run twice from scratch, each time into a results tree of its
+    own (for bit-identical comparisons): per time, its run directories in
+    the order the spec plans them."""
     from hotline.experiment import run_experiment
     require_tools("qemu-system-x86_64", "make", "gcc")
     spec = tmp / "spec.toml"
     spec.write_text(spec_text)
-    directories = []
+    times = []
     with pytest.MonkeyPatch.context() as mp:
         for i in range(2):
             mp.setenv("HOTLINE_RESULTS", str(tmp / f"results-{i}"))
-            (result,) = run_experiment(spec, rerun=True)
-            assert result.failure is None, result.failure
-            directories.append(result.directory)
-    return directories
+            results = run_experiment(spec, rerun=True)
+            assert all(r.failure is None for r in results), [r.failure for r in results]
+            times.append([r.directory for r in results])
+    return times
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import pandas as pd
 
 from hotline.report.annotate import cycle_split, miss_split, partial_writes
 from hotline.results.schema import CYCLE_CAUSES
-from hotline.report.source import touched_files
+from hotline.kernel.source_text import touched_files
 
 K = 0xffffffff81000000
 

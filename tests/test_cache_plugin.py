@@ -31,7 +31,7 @@ SMOKE = load_workload("cachebench").scales["smoke"]
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    return run_twice(SPEC, tmp_path_factory.mktemp("cache"))
+    return [run for (run,) in run_twice(SPEC, tmp_path_factory.mktemp("cache"))]
 
 
 @pytest.fixture(scope="module")

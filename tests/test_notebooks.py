@@ -26,14 +26,20 @@ from tests.test_claims import gem5_shaped
 SMOKE = paths.REPO / "analysis" / "smoke-results"
 
 
+MORE = "QEMU, a copy"
+
+
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory):
     """Every notebook on the smoke results, and the claims page with the
-    smoke results shaped as gem5's (tests/test_claims.py) as its gem5 side."""
+    smoke results shaped as gem5's (tests/test_claims.py) as its gem5 side
+    and a copy of them as a third column."""
     results = tmp_path_factory.mktemp("smoke") / "claims-smoke"
     shutil.copytree(SMOKE, results)
     gem5 = gem5_shaped(SMOKE, tmp_path_factory.mktemp("gem5") / "claims-smoke-gem5")
-    return analyse(results, gem5), results
+    copy = tmp_path_factory.mktemp("copy") / "claims-smoke"
+    shutil.copytree(SMOKE, copy)
+    return analyse(results, gem5, {MORE: copy}), results
 
 
 def test_every_notebook_renders(pages):
@@ -58,8 +64,9 @@ def test_the_claims_page_opens_with_the_verdict_table_and_shows_no_code(pages):
     for n, row in enumerate(rows, 1):
         assert f'href="#c{n}">C{n}</a>: ' in row
         cells = [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row)]
-        assert len(cells) == 7                     # claim, seed, QEMU x2, gem5 x2, evidence
-        assert cells[3] in verdicts and cells[5] in verdicts
+        assert len(cells) == 9          # claim, seed, QEMU x2, gem5 x2, the copy x2, evidence
+        assert cells[3] in verdicts and cells[5] in verdicts and cells[7] == cells[3]
+    assert f"{MORE} verdict" in table
     assert "no run made a rapw table (none of these gem5 runs did)" in table     # C9 on gem5
     # No code: no input cells, no highlighted source, no prompts.
     assert 'class="highlight' not in body and "In&nbsp;[" not in body
@@ -89,6 +96,21 @@ def test_analyse_refuses_a_gem5_side_that_is_not_gem5_results(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err == (f"hotline: error: {SMOKE}: its runs were made by qemu; --gem5 takes the "
                    "results of an experiment run with backend = \"gem5\"\n")
+    assert not (SMOKE / "analysis").exists()
+
+
+@pytest.mark.parametrize("more, says", [
+    ("nolabel", "--more 'nolabel': give LABEL=RESULTS"),
+    ("=results/x", "--more '=results/x': give LABEL=RESULTS"),
+    ("gem5=results/x", "the label 'gem5' is taken"),
+    ("QEMU=" + str(SMOKE), "the label 'QEMU' names the first results' column"),
+])
+def test_analyse_refuses_a_column_it_cannot_label(more, says, capsys):
+    """One line, before any notebook runs."""
+    extra = ["--gem5", str(SMOKE)] if more.startswith("gem5") else []
+    assert cli.main(["analyse", str(SMOKE), *extra, "--more", more]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("hotline: error: ") and says in err and err.count("\n") == 1
     assert not (SMOKE / "analysis").exists()
 
 

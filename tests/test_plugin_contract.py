@@ -183,3 +183,24 @@ def test_only_a_plugin_that_includes_the_cache_model_links_it(name, links_model)
     symbols = subprocess.run(["nm", str(plugins.build_plugin(name).path)], check=True,
                              capture_output=True, text=True).stdout
     assert (" cm_access\n" in symbols) == links_model
+
+
+# ---- quantum= and phase= (quantum.c) ----------------------------------------
+
+@pytest.mark.parametrize("extra, complaint", [
+    (["phase=5"], "phase= needs quantum="),
+    (["quantum=100", "phase=400"], "phase= must be below quantum= x cpus="),
+    (["quantum=100", "phase=399"], None),
+    (["quantum=100", "phase=0"], None),
+])
+def test_the_plugin_takes_a_phase_below_one_period_of_the_turns(plugin, tmp_path, extra,
+                                                                 complaint):
+    # skylake-4core: cpus=4, so a period of 4 x 100 virtual nanoseconds.
+    options = plugins.cache_options(specs.load_system(SYSTEM)) + ["cpu=guest"] + extra
+    out = tmp_path / "out"
+    ran = run_plugin(plugin, out, options)
+    if complaint is None:
+        assert ran.returncode == 0, ran.stderr
+    else:
+        assert ran.returncode != 0 and f"hotline-cache: {complaint}" in ran.stderr
+        assert not out.exists()

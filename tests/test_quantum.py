@@ -1,10 +1,14 @@
 """quantum = N: vCPU turns of at most N instructions in deterministic mode
 (plugins/hotline-cache/quantum.c, docs/interleaving.md).
 
-The spec checks need nothing; the runs boot cachebench at smoke scale twice
-with a quantum of 1,000 instructions, for bit-identical tables, turns as
-long as the setting allows, and the false sharing that QEMU's own turns
-hide (0 coherence misses: tests/test_cache_plugin.py) made visible."""
+The spec checks need nothing; the runs boot cachebench at smoke scale with
+a quantum of 1,000 instructions, two repeats (the second at a phase of its
+own), twice: for bit-identical tables at each phase and different ones
+between phases, turns as long as the setting allows, and the false sharing
+that QEMU's own turns hide (0 coherence misses: tests/test_cache_plugin.py)
+made visible."""
+
+import tomllib
 
 import pandas as pd
 import pytest
@@ -12,7 +16,7 @@ import pytest
 from hotline import paths, specs
 from hotline.disk_image import guest_program_symbols
 from hotline.errors import HotlineError
-from hotline.experiment import load_spec, plan, run_conditions
+from hotline.experiment import load_spec, plan, repeats, run_conditions
 from hotline.simulate.qemu import DEFAULT_QUANTUM
 from hotline.simulate.qemu.plugins import plugin_options
 from hotline.workloads import load_workload
@@ -26,6 +30,7 @@ workloads = [{{ name = "cachebench", scale = "smoke" }}]
 plugin = "hotline-cache"
 quantum = {QUANTUM}
 """
+CPUS = specs.load_system("skylake-4core").cpus
 TABLES = ("misses", "instructions", "coherence", "rapw", "roi", "turns")
 SMOKE = load_workload("cachebench").scales["smoke"]
 
@@ -64,16 +69,82 @@ def test_the_plugin_is_told_the_quantum_in_deterministic_mode_only(tmp_path):
     assert not any(o.startswith("quantum=") for o in options("parallel", QUANTUM))
 
 
+def test_the_plugin_is_told_the_phase_with_the_quantum_only(tmp_path):
+    (tmp_path / "layout.json").write_text(
+        '{"symbols": {"vmemmap_base": "0xffffea0000000000"}, "sizeof": 64}')
+    (tmp_path / "System.map").write_text("000000000001f000 D cpu_number\n")
+    system = specs.load_system("skylake-4core")
+    options = plugin_options("hotline-cache", system, tmp_path, "deterministic", QUANTUM, 7)
+    assert options[-2:] == [f"quantum={QUANTUM}", "phase=7"]
+    assert "phase=0" not in plugin_options("hotline-cache", system, tmp_path,
+                                           "deterministic", QUANTUM, 0)
+
+
+def phases(text: str, repeats: int) -> list[int]:
+    loaded = specs.ExperimentSpec.model_validate(tomllib.loads(text + f"repeats = {repeats}\n"))
+    system = specs.load_system("skylake-4core")
+    return [run_conditions(run, loaded, system)["backend"].get("phase", 0)
+            for run in plan(loaded)]
+
+
+def test_each_repeat_but_the_first_runs_at_a_phase_of_its_own_within_one_period():
+    # The first repeat is the run as it always was (its key unchanged);
+    # the others have distinct phases in (0, quantum x cpus), each fixed by
+    # its repeat's index: more repeats change none of the earlier ones.
+    ten = phases(SPEC, 10)
+    assert ten[0] == 0
+    assert all(0 < p < QUANTUM * CPUS for p in ten[1:])
+    assert len(set(ten)) == 10
+    assert phases(SPEC, 3) == ten[:3]
+
+
+@pytest.mark.parametrize("text", [
+    SPEC.replace(f"quantum = {QUANTUM}", "quantum = 0"),
+    SPEC + 'mode = "parallel"\n',
+])
+def test_no_phase_where_the_turns_are_not_bounded(text):
+    text = text.replace(f"quantum = {QUANTUM}\n", "") if "parallel" in text else text
+    assert phases(text, 3) == [0, 0, 0]
+
+
+@pytest.mark.parametrize("text, says", [
+    (SPEC, "differing by the phase of the vCPU turns"),
+    (SPEC.replace(f"quantum = {QUANTUM}", "quantum = 0"), "identical"),
+    (SPEC.replace(f"quantum = {QUANTUM}\n", 'mode = "parallel"\n'), "not repeatable"),
+])
+def test_the_experiment_says_how_its_repeats_differ(text, says):
+    loaded = specs.ExperimentSpec.model_validate(tomllib.loads(text + "repeats = 3\n"))
+    assert says in repeats(loaded)
+
+
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    return run_twice(SPEC, tmp_path_factory.mktemp("quantum"))
+def both(tmp_path_factory):
+    """The spec with two repeats, run twice: per time, [repeat 0, repeat 1]."""
+    return run_twice(SPEC + "repeats = 2\n", tmp_path_factory.mktemp("quantum"))
+
+
+@pytest.fixture(scope="module")
+def runs(both):
+    """Repeat 0 of each time."""
+    return [repeat0 for repeat0, _ in both]
 
 
 @pytest.mark.boot
-def test_runs_at_one_quantum_give_bit_identical_tables(runs):
+@pytest.mark.parametrize("repeat", [0, 1])
+def test_runs_at_one_quantum_and_phase_give_bit_identical_tables(both, repeat):
     for name in TABLES:
-        assert (runs[0] / f"{name}.parquet").read_bytes() == \
-            (runs[1] / f"{name}.parquet").read_bytes(), name
+        assert (both[0][repeat] / f"{name}.parquet").read_bytes() == \
+            (both[1][repeat] / f"{name}.parquet").read_bytes(), name
+
+
+@pytest.mark.boot
+def test_a_repeat_at_another_phase_interleaves_differently(both):
+    # The turn boundaries move with the phase, and with them what the other
+    # CPUs do in between: the turns and the misses differ.
+    first, second = both[0]
+    for name in ("turns", "misses"):
+        tables = [pd.read_parquet(d / f"{name}.parquet") for d in (first, second)]
+        assert not tables[0].equals(tables[1]), name
 
 
 @pytest.mark.boot

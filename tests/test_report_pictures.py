@@ -10,6 +10,7 @@ from PIL import Image
 
 from hotline.figures import Picture
 from hotline.report import pictures as pic
+from hotline.report import tables as rt
 from hotline.results.schema import CAUSES, UNKNOWN_CAUSE
 
 FIELDS = [("flags", 0, 8), ("lru", 8, 16), ("mapping", 24, 8), ("_mapcount", 48, 4),
@@ -49,6 +50,29 @@ def test_struct_page_writes_each_fields_misses_per_level():
     for count in ("1,234", "700", "321", "90", "12"):
         assert count in words
     assert "L1D" in words and "L2" in words and "L3" not in words
+
+
+def test_a_unions_members_are_drawn_in_its_box_and_barred_apart():
+    # compound_head shares lru's bytes: its 40 L1D misses shade lru's box
+    # with lru's 90 (130 in all) and get a cause bar of their own.
+    misses = pd.concat([PAGE_MISSES, pd.DataFrame(
+        [("compound_head", "L1D", "capacity", 40)], columns=PAGE_MISSES.columns)])
+    p = pic.struct_page("struct-page", misses, FIELDS, 64, 64,
+                        {"compound_head": "lru", "lru": "lru"})
+    words = svg_text(p).split()
+    assert "130" in words and "compound_head" in words and "90" not in words
+
+
+def test_the_box_of_each_name_is_the_field_holding_its_first_byte():
+    layout = {"fields": [
+        {"name": "flags", "offset": 0, "size": 8, "primary": True},
+        {"name": "lru", "offset": 8, "size": 16, "primary": True},
+        {"name": "compound_head", "offset": 8, "size": 8, "primary": False},
+        {"name": "mlock_count", "offset": 16, "size": 4, "primary": False}]}
+    assert rt.page_boxes(layout, ["compound_head", "lru | mlock_count", "mlock_count", "+40",
+                                  "flags"]) == {
+        "compound_head": "lru", "lru | mlock_count": "lru", "mlock_count": "lru",
+        "+40": "+40", "flags": "flags"}
 
 
 def test_pictures_are_reproducible():

@@ -156,7 +156,7 @@ LOG = ("[    0.100000] hotline-object: name=page_wait_table start=0xffff88800400
     # pfn 5's struct page starts at base + 5 * 64; flags at +0, _refcount at +52
     (0xffffea0000000000 + 5 * 64, ("struct page", "flags")),
     (0xffffea0000000000 + 5 * 64 + 52, ("struct page", "_refcount")),
-    (0xffffea0000000000 + 9 * 64 + 16, ("struct page", "lru")),   # the first-declared member
+    (0xffffea0000000000 + 9 * 64 + 16, ("struct page", "lru")),   # lru alone holds byte 16
     (0xffffea0000000000 + 44, ("struct page", "+44")),            # bytes no field names
     (0xffff888004000000 + 0x40, ("page_wait_table", "+0x40")),
     (0xffff888004000000 + 0x1000, ("kernel-other", "")),          # one past its end

@@ -7,7 +7,7 @@
  *   -plugin hotline-cache.so,out=FILE,cpus=N,line=64,l1i=SIZE:ASSOC:LATENCY,
  *           l1d=...,l2=...[,l3=...],inclusion=POLICY,memory=LATENCY,
  *           peer=LATENCY,sb=ENTRIES:WINDOW,cpu=index|guest[,cpu_number=OFFSET],
- *           vmemmap=BASE,page_size=BYTES[,quantum=INSTRUCTIONS]
+ *           vmemmap=BASE,page_size=BYTES[,quantum=INSTRUCTIONS[,phase=NS]]
  *
  * cpu=index trusts QEMU's vCPU index (multi-threaded TCG, where each vCPU's
  * callbacks run on a thread of its own: see "Threads" below).  cpu=guest finds
@@ -42,7 +42,8 @@
  * POLICY is the L3's inclusion policy by name (cm_inclusion_name).
  *
  * quantum= (cpu=guest only) bounds each vCPU's turn in round-robin TCG to
- * that many instructions, and the turns are measured (quantum.c).
+ * that many instructions, and the turns are measured; phase= shifts the turn
+ * boundaries, so that repeats interleave differently (quantum.c).
  *
  * Output (docs/hotline-cache-format.md), written to OUT at exit, tab-separated,
  * addresses in hex, one record a line after a '#' header with the options
@@ -348,15 +349,16 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			info->system.smp_vcpus);
 		return -1;
 	}
+	/* Before the output is probed, so that bad options leave no file. */
+	if ((error = quantum_install())) {
+		fprintf(stderr, "hotline-cache: %s\n", error);
+		return -1;
+	}
 	/* Fail now, not after the run, if the output cannot be written. */
 	FILE *probe_out = fopen(out_path, "w");
 
 	if (!probe_out || fclose(probe_out)) {
 		perror(out_path);
-		return -1;
-	}
-	if ((error = quantum_install())) {
-		fprintf(stderr, "hotline-cache: %s\n", error);
 		return -1;
 	}
 	model = cm_new(&config);

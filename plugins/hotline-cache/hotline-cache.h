@@ -266,6 +266,7 @@ const void *follow_core(uint64_t block_vaddr);
 /* ---- vCPU turns, cpu=guest (quantum.c) ---------------------------------- */
 
 extern uint64_t quantum;		/* quantum=: instructions per turn, or 0 */
+extern uint64_t phase;			/* phase=: deadlines this much earlier */
 /* Per core: turns of 2^b to 2^(b+1) - 1 instructions, and their
  * instructions. */
 struct turns {

@@ -23,6 +23,14 @@
  * quantum x cpus instructions, and at most quantum while every vCPU runs.
  * Their lengths go to a histogram per core in powers of two (the turns
  * records).
+ *
+ * phase=P moves every deadline P virtual nanoseconds earlier than quantum=
+ * alone puts it (0 <= P < quantum x cpus): the first turn of each vCPU is
+ * shortened by about P / cpus instructions, and every later turn boundary
+ * falls that much earlier in each vCPU's instruction stream.  The guest sees
+ * nothing of it, yet its CPUs interleave differently, as they would on
+ * hardware run again: this is how repeats of a deterministic run differ,
+ * each by a phase it names (the experiment derives it from the repeat).
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -32,6 +40,7 @@
 #include "hotline-cache.h"
 
 uint64_t quantum;			/* instructions per turn; 0: QEMU's own turns */
+uint64_t phase;				/* virtual ns the deadlines come earlier */
 struct turns *turns;			/* per core */
 
 /* QEMU's timer API (include/qemu/timer.h), looked up at run time. */
@@ -60,11 +69,13 @@ static void on_deadline(void *opaque)
 const char *quantum_install(void)
 {
 	if (!quantum)
-		return NULL;
+		return phase ? "phase= needs quantum=" : NULL;
 	if (!cpu_from_guest)
 		return "quantum= needs cpu=guest (round-robin TCG)";
 	if (quantum > INT64_MAX / 2 / config.cores)
 		return "quantum= is too large";
+	if (phase >= quantum * config.cores)
+		return "phase= must be below quantum= x cpus=";
 	timer_init_full = dlsym(RTLD_DEFAULT, "timer_init_full");
 	timer_mod = dlsym(RTLD_DEFAULT, "timer_mod");
 	clock_get_ns = dlsym(RTLD_DEFAULT, "qemu_clock_get_ns");
@@ -84,7 +95,7 @@ void quantum_arm(void)
 	if (!quantum)
 		return;
 	timer_init_full(timer, NULL, QEMU_CLOCK_VIRTUAL, SCALE_NS, 0, on_deadline, NULL);
-	next_expiry = clock_get_ns(QEMU_CLOCK_VIRTUAL) + period;
+	next_expiry = clock_get_ns(QEMU_CLOCK_VIRTUAL) + period - (int64_t)phase;
 	timer_mod(timer, next_expiry);
 }
 

@@ -121,7 +121,16 @@ def cmd_export(args) -> int:
 
 def cmd_analyse(args) -> int:
     from hotline.analysis.notebooks import analyse
-    pages = analyse(Path(args.results), Path(args.gem5) if args.gem5 else None)
+    more = {}
+    for item in args.more:
+        label, sep, directory = item.partition("=")
+        if not (sep and label.strip() and directory):
+            raise HotlineError(f"--more {item!r}: give LABEL=RESULTS, e.g. "
+                               "--more \"QEMU, 32-byte lines=results/claims-32b\"")
+        if label.strip() in more or (args.gem5 and label.strip() == "gem5"):
+            raise HotlineError(f"--more {item!r}: the label {label.strip()!r} is taken")
+        more[label.strip()] = Path(directory)
+    pages = analyse(Path(args.results), Path(args.gem5) if args.gem5 else None, more)
     for name, page in pages.items():
         print(f"{name}: {page}")
     return 0
@@ -225,6 +234,9 @@ def main(argv=None) -> int:
     p.add_argument("results", help="e.g. results/claims-smoke")
     p.add_argument("--gem5", metavar="GEM5_RESULTS", help="the same experiment's results on "
                    "gem5, for the claims page's gem5 column (e.g. results/claims-smoke-gem5)")
+    p.add_argument("--more", metavar="LABEL=RESULTS", action="append", default=[],
+                   help="more results for a column of the claims page of their own, under "
+                   "LABEL (e.g. \"QEMU, 32-byte lines=results/claims-32b\"); repeatable")
     p.set_defaults(func=cmd_analyse)
 
     p = sub.add_parser("lab", help="JupyterLab on analysis/ in the project's environment "

@@ -119,7 +119,7 @@ def run_conditions(run: PlannedRun, spec: specs.ExperimentSpec,
                    "spec": system.model_dump()},
         "workload": {"name": run.workload, "scale": run.scale, "params": dict(run.params)},
         "backend": {"name": spec.backend, "mode": spec.mode,
-                    **simulate.get_backend(spec.backend).settings(spec),
+                    **simulate.get_backend(spec.backend).settings(spec, system, run.repeat),
                     **simulate.get_backend(spec.backend).identity()},
         "root": spec.root,
         "kernel_command_line": command_line(run, spec),
@@ -164,7 +164,8 @@ def execute(run: PlannedRun, spec: specs.ExperimentSpec, spec_path: Path, kernel
     outputs.make_dir(work)
     outcome = simulate.get_backend(spec.backend).run(Job(
         run_id=run.run_id, workload=run.workload, params=dict(run.params), spec=spec,
-        system=system, kernel=kernel, image=image, plugin=plugin, append=append, work=work))
+        system=system, kernel=kernel, image=image, plugin=plugin, append=append, work=work,
+        repeat=run.repeat))
     manifest = {
         "run_id": run.run_id,
         "key": key,
@@ -201,6 +202,15 @@ def execute(run: PlannedRun, spec: specs.ExperimentSpec, spec_path: Path, kernel
     return RunResult(run.run_id, target, outcome.failure)
 
 
+def repeats(spec: specs.ExperimentSpec) -> str:
+    """The spec's repeats, and what makes them differ (or that nothing does)."""
+    if spec.repeats == 1:
+        return "1 repeat"
+    how = simulate.get_backend(spec.backend).perturbation(spec)
+    return f"{spec.repeats} repeats, " + (f"differing by {how}" if how else
+                                        "identical (nothing varies them in this mode)")
+
+
 def run_experiment(spec_path: Path, *, rerun: bool = False,
                    kernel_source: str | None = None) -> list[RunResult]:
     spec = load_spec(spec_path)
@@ -213,7 +223,7 @@ def run_experiment(spec_path: Path, *, rerun: bool = False,
     with claim(out_dir, f"run_experiment {spec_path.name}"):
         say(f"experiment {spec_path.stem}: {len(runs)} run(s): {len(variants)} variant(s), "
             f"{len({r.workload for r in runs})} workload(s), {len({r.system for r in runs})} "
-            f"system(s), {spec.repeats} repeat(s)")
+            f"system(s), {repeats(spec)}")
         start = time.monotonic()
         image = build_image()
         kernels = {v: build_kernel(v, kernel_source) for v in variants}

@@ -1,17 +1,19 @@
 """The claims page (analysis/claims.ipynb) as HTML pieces: at the top one
-table of every claim, the seed's figure beside the QEMU and the gem5 figure
-and verdict; then a section per claim with its rule and, where a picture
+table of every claim, the seed's figure beside each column's figure and
+verdict (a column is one set of results: QEMU, gem5, QEMU with 32-byte
+lines, ...); then a section per claim with its rule and, where a picture
 says more than a number, one picture.  The checks are the claims
 package's; this module only lays them out and draws (matplotlib's object API, as the run
 report's pictures, with the same hotline.figures).
 
-A backend without results is "not run" in the table; a claim's picture
-shows the backends that measured it, beside the seed where the seed gave
+A column without results is "not run" in the table; a claim's picture
+shows the columns that measured it, beside the seed where the seed gave
 the same measure.
 """
 
 import base64
 import html
+import zlib
 from typing import Callable
 
 import matplotlib
@@ -26,11 +28,27 @@ from hotline.figures import STYLE, picture
 NOT_RUN = "not run"
 VERDICT_COLOURS = {SUPPORTED: "#d4edda", NOT_SUPPORTED: "#f8d7da", INCONCLUSIVE: "#fff3cd",
                    NOT_RUN: "#eeeeee"}
-SEED_COLOUR, BACKEND_COLOURS = "#9e9e9e", {"QEMU": "#4c72b0", "gem5": "#dd8452"}
-BACKENDS = ("QEMU", "gem5")
+SEED_COLOUR = "#9e9e9e"
+# The two backends' own colours, and those of further columns by name.
+COLUMN_COLOURS = {"QEMU": "#4c72b0", "gem5": "#dd8452"}
+MORE_COLOURS = ("#55a868", "#8172b3", "#937860", "#da8bc3", "#64b5cd")
 
-# {backend label: that backend's check of one claim}; a backend not run is absent.
+# {column label: that column's check of one claim}; a column not run is absent.
 Measured = dict[str, Check]
+
+
+def column_colour(name: str) -> str:
+    """A column's colour in every picture: the backend's own, else one
+    fixed by the name (zlib.crc32, not hash(), which varies per process)."""
+    if name in COLUMN_COLOURS:
+        return COLUMN_COLOURS[name]
+    return MORE_COLOURS[zlib.crc32(name.encode()) % len(MORE_COLOURS)]
+
+
+def column_label(backends: list[str]) -> str:
+    """The column of results made by these backends: "QEMU" or "gem5"."""
+    names = {"qemu": "QEMU", "gem5": "gem5"}
+    return "/".join(names.get(b, b) for b in backends) or "no runs"
 
 
 def _e(text: str) -> str:
@@ -69,19 +87,20 @@ def _figure(check: Check, name: str) -> float:
     return check.numbers["intervals"][name][0]
 
 
-def verdict_table(claims: list[Claim], by_backend: dict[str, list[Check] | None],
+def verdict_table(claims: list[Claim], by_column: dict[str, list[Check] | None],
                   caption: str = "") -> str:
-    """The table at the top of the page: one row per claim."""
-    checks = {backend: {c.claim: c for c in found} if found else {}
-              for backend, found in by_backend.items()}
-    head = "".join(_cell(name, "th") for name in
+    """The table at the top of the page: one row per claim, a figure and a
+    verdict per column, in by_column's order (None: not run)."""
+    checks = {column: {c.claim: c for c in found} if found else {}
+              for column, found in by_column.items()}
+    head = "".join(_cell(_e(name), "th") for name in
                    ["claim", "seed figure",
-                    *(f"{b} {what}" for b in BACKENDS for what in ("figure", "verdict")),
+                    *(f"{b} {what}" for b in checks for what in ("figure", "verdict")),
                     "evidence"])
     rows = []
     for claim in claims:
-        cells = "".join(_figure_cell(checks.get(b, {}).get(claim.id)) +
-                        _verdict_cell(checks.get(b, {}).get(claim.id)) for b in BACKENDS)
+        cells = "".join(_figure_cell(checks[b].get(claim.id)) +
+                        _verdict_cell(checks[b].get(claim.id)) for b in checks)
         name = f'<a href="#{_anchor(claim.id)}">{claim.id}</a>: {_e(claim.title)}'
         rows.append(f"<tr>{_cell(name)}{_cell(_e(claim.seed_figure))}{cells}"
                     f"{_cell(_evidence(claim))}</tr>")
@@ -94,12 +113,12 @@ def _evidence(claim: Claim) -> str:
     return f'<a href="{claim.evidence}.html">{claim.evidence}</a>'
 
 
-def section(claim: Claim, measured: Measured) -> str:
-    """A claim's section: what it is, its rule, what each backend measured."""
-    head = "".join(_cell(name, "th") for name in ("backend", "measured", "verdict"))
+def section(claim: Claim, measured: Measured, columns: list[str]) -> str:
+    """A claim's section: what it is, its rule, what each column measured."""
+    head = "".join(_cell(name, "th") for name in ("results", "measured", "verdict"))
     rows = "".join(
-        f"<tr>{_cell(b)}{_figure_cell(measured.get(b))}{_verdict_cell(measured.get(b))}</tr>"
-        for b in BACKENDS)
+        f"<tr>{_cell(_e(b))}{_figure_cell(measured.get(b))}{_verdict_cell(measured.get(b))}</tr>"
+        for b in columns)
     return (f'<h2 id="{_anchor(claim.id)}">{claim.id}: {_e(claim.title)}</h2>'
             f"<p><b>Seed</b> ({SEED_FILES[claim.seed]}): {_e(claim.seed_figure)}</p>"
             f"<p><b>Experiment</b>: {_e(claim.experiment)}</p>"
@@ -116,13 +135,13 @@ def _control(claim: Claim) -> str:
             if claim.control else f"none: {claim.no_control}")
 
 
-def sections(claims: list[Claim], by_backend: dict[str, list[Check] | None]) -> str:
+def sections(claims: list[Claim], by_column: dict[str, list[Check] | None]) -> str:
     """Every claim's section, each with its picture."""
-    checks = {b: {c.claim: c for c in found} for b, found in by_backend.items() if found}
+    checks = {b: {c.claim: c for c in found} for b, found in by_column.items() if found}
     out = []
     for claim in claims:
         measured = {b: found[claim.id] for b, found in checks.items() if claim.id in found}
-        out.append(section(claim, measured) + picture_html(claim, measured))
+        out.append(section(claim, measured, list(by_column)) + picture_html(claim, measured))
     return "".join(out)
 
 
@@ -147,7 +166,7 @@ def _bars(ax, groups: list[str], series: dict[str, list[float]], percent: bool =
     """Grouped vertical bars: one group per label, one bar per series."""
     width = 0.8 / max(len(series), 1)
     for i, (name, values) in enumerate(series.items()):
-        colour = SEED_COLOUR if name == "seed" else BACKEND_COLOURS.get(name)
+        colour = SEED_COLOUR if name == "seed" else column_colour(name)
         xs = [g + (i - (len(series) - 1) / 2) * width for g in range(len(groups))]
         ax.bar(xs, [v * 100 if percent else v for v in values], width, label=name, color=colour)
     ax.set_xticks(range(len(groups)), groups)
@@ -174,11 +193,11 @@ def _c1(figure: Figure, measured: Measured) -> str:
         names = [v for v, _, _ in bars]
         lower = [b for _, b, _ in bars]
         simulated = "simulated_seconds" in check.numbers["cost"][BASE]
-        ax.bar(names, lower, color="#c7d3e8" if not simulated else BACKEND_COLOURS[backend],
+        ax.bar(names, lower, color="#c7d3e8" if not simulated else column_colour(backend),
                label="simulated time in the regions" if simulated
                else "instructions (1 cycle each)")
         if not simulated:
-            ax.bar(names, [t for _, _, t in bars], bottom=lower, color=BACKEND_COLOURS[backend],
+            ax.bar(names, [t for _, _, t in bars], bottom=lower, color=column_colour(backend),
                    label="L1 miss stall cycles")
         ax.axhline(c01.SEED_RATIO, color=SEED_COLOUR, linestyle="--",
                    label=f"seed: x{c01.SEED_RATIO:.2f} system time")
@@ -251,7 +270,7 @@ def _c8(figure: Figure, measured: Measured) -> str:
         shares = check.numbers["shares"]
         names = list(shares)[::-1]
         ax.barh(names, [shares[n] * 100 for n in names],
-                color=[BACKEND_COLOURS[backend] if n in marked else "#c7d3e8" for n in names])
+                color=[column_colour(backend) if n in marked else "#c7d3e8" for n in names])
         ax.set_title(backend)
         ax.set_xlabel("% of kernel L1 stall cycles")
     return ("C8: the script storm's top kernel functions (zap = unmap_page_range, fault-around "

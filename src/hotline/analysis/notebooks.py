@@ -3,14 +3,16 @@ papermill injects the directory into each notebook's `parameters` cell and
 executes it; nbconvert writes the executed notebook as HTML.  Outputs go to
 RESULTS_DIR/analysis/, next to the results they were made from.
 
-A notebook that declares `gem5_results_dir` in its parameters cell (the
-claims page) also gets the results of the same experiment on gem5, when
-given.  A notebook whose metadata says {"hotline": {"hide_code": true}} is
+A notebook that declares `more_results` in its parameters cell (the
+claims page) also gets further results to set beside the first, each under
+a label: the same experiment on gem5 ("gem5"), on another machine ("QEMU,
+32-byte lines"), ...  A notebook whose metadata says {"hotline": {"hide_code": true}} is
 written as HTML without its code cells' input: a page for readers."""
 
 from pathlib import Path
 
 from hotline import outputs, paths
+from hotline.analysis.claims_page import column_label
 from hotline.analysis.results import Results
 from hotline.console import phase, say
 from hotline.errors import HotlineError
@@ -26,7 +28,7 @@ def notebooks() -> list[Path]:
         [p for name, p in sorted(found.items()) if name not in ORDER]
 
 
-GEM5_PARAMETER = "gem5_results_dir"
+MORE_PARAMETER = "more_results"
 
 
 def gem5_results(directory: Path) -> Results:
@@ -39,10 +41,13 @@ def gem5_results(directory: Path) -> Results:
     return results
 
 
-def analyse(results_dir: Path, gem5_dir: Path | None = None) -> dict[str, Path]:
-    """Execute every notebook against results_dir (and gem5_dir, where a
-    notebook takes it); {name: HTML page}.  A notebook that raises stops
-    the analysis with its error."""
+def analyse(results_dir: Path, gem5_dir: Path | None = None,
+            more: dict[str, Path] | None = None) -> dict[str, Path]:
+    """Execute every notebook against results_dir (and, where a notebook
+    takes them, gem5_dir as "gem5" and the `more` results under their
+    labels); {name: HTML page}.  A notebook that raises stops the analysis
+    with its error."""
+    more = {label: d.resolve() for label, d in (more or {}).items()}
     import nbformat
     import papermill
     from nbconvert import HTMLExporter
@@ -57,17 +62,23 @@ def analyse(results_dir: Path, gem5_dir: Path | None = None) -> dict[str, Path]:
                 (out / f"{notebook.stem}.html").unlink(missing_ok=True)
             except OSError as e:
                 raise outputs.cannot_write(out / f"{notebook.stem}.html", e) from None
-    Results(results_dir)  # refuses a directory that is not gathered results, whole
     if gem5_dir is not None:
         gem5_dir = gem5_dir.resolve()
         gem5_results(gem5_dir)
+        more = {"gem5": gem5_dir, **more}
+    main = column_label(Results(results_dir).backends)
+    for label, directory in more.items():
+        if label == main:
+            raise HotlineError(f"the label {label!r} names the first results' column "
+                               f"({results_dir}); give the others labels of their own")
+        Results(directory)
     outputs.make_dir(out)
     pages = {}
     for notebook in notebooks():
         executed, page = out / notebook.name, out / f"{notebook.stem}.html"
         parameters = {"results_dir": str(results_dir)}
-        if GEM5_PARAMETER in papermill.inspect_notebook(str(notebook)):
-            parameters[GEM5_PARAMETER] = str(gem5_dir) if gem5_dir else None
+        if MORE_PARAMETER in papermill.inspect_notebook(str(notebook)):
+            parameters[MORE_PARAMETER] = {label: str(d) for label, d in more.items()}
         with phase(f"notebook {notebook.stem}"):
             try:
                 papermill.execute_notebook(str(notebook), str(executed), cwd=str(NOTEBOOKS),

@@ -24,7 +24,7 @@ from hotline import outputs
 from hotline.errors import HotlineError
 from hotline.report import render, tables as rt
 from hotline.report.run import Run, header
-from hotline.report.source import SourceText
+from hotline.kernel.source_text import SourceText
 from hotline.results.schema import CAUSES, CYCLE_CAUSES, LEVELS
 
 SHORT = {"compulsory": "cmp", "capacity": "cap", "conflict": "cnf", "coherence": "coh",

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from hotline.results.members import Members
 from hotline.results.objects import describe
 
 SHARING_CAUSES = ("coherence", "upgrade")
@@ -54,13 +55,17 @@ class SharedLines:
     misses, coherence: the run's results tables (schema columns).
     page_fields: struct page's (name, offset, size); line_bytes: the line size.
     starts: data object name -> start address (static and dynamic objects).
-    text: pc -> instruction text, for the listings (optional)."""
+    text: pc -> instruction text, for the listings (optional).
+    page_members: every member of struct page's unions, for the offsets of
+    the names results/members.py gives (optional)."""
 
     def __init__(self, misses: pd.DataFrame, coherence: pd.DataFrame,
                  page_fields: list[tuple[str, int, int]], line_bytes: int,
-                 starts: dict[str, int], text: Callable[[int], str] | None = None):
+                 starts: dict[str, int], text: Callable[[int], str] | None = None,
+                 page_members: Members | None = None):
         self.line_bytes = line_bytes
         self.page_offsets = {name: offset for name, offset, _ in page_fields}
+        self.page_members = page_members
         self.page_fields = page_fields
         self.starts = starts
         self.text = text or (lambda pc: "")
@@ -83,7 +88,7 @@ class SharedLines:
         from hotline.report import tables as rt
         t = run.tables
         return cls(t.misses, t.coherence, rt.page_layout(run.layout), run.line_bytes,
-                   run.object_starts, run.disassembly.at)
+                   run.object_starts, run.disassembly.at, Members(run.layout["fields"]))
 
     def place(self, obj: str, field: str) -> Place:
         key = (obj, field)
@@ -95,6 +100,8 @@ class SharedLines:
         lb = self.line_bytes
         if obj == PAGE:
             offset = self.page_offsets.get(field)
+            if offset is None and self.page_members is not None:
+                offset = self.page_members.offset_of(field)   # a union's member
             if offset is None and field.startswith("+"):
                 offset = int(field[1:], 0)
             if offset is None:

@@ -70,16 +70,20 @@ def cause_bars(name: str, title: str, labels: list[str], split: pd.DataFrame,
 
 
 def struct_page(name: str, misses: pd.DataFrame, fields: list[tuple[str, int, int]],
-                size: int, line_bytes: int) -> Picture:
+                size: int, line_bytes: int, boxes: dict[str, str] | None = None) -> Picture:
     """struct page drawn as the cache line(s) it is: each field a box at its
     offset and size, one row per level, shaded by that level's misses on it
     (square-root scale, each level its own), with the misses written in; beside it
-    the L1D misses of each field split by cause.
+    the L1D misses of each field and union member split by cause.
 
     misses: field, level, cause, count (misses on struct page).
-    fields: (name, offset, size) of the fields, in offset order."""
+    fields: (name, offset, size) of the fields, in offset order.
+    boxes: the field whose box holds each other name in misses (a union's
+    members: the union's first field); a name not in it is a box's own."""
+    boxes = boxes or {}
+    box = misses["field"].map(lambda f: boxes.get(f, f))
     levels = [lv for lv in ("L1D", "L2", "L3") if lv in set(misses["level"])] or ["L1D"]
-    per_field = misses.groupby(["level", "field"])["count"].sum()
+    per_field = misses.assign(field=box).groupby(["level", "field"])["count"].sum()
     title = "struct page: misses by field and level"
     with matplotlib.rc_context(STYLE):
         fig = _figure(11, 1.6 + 0.55 * (len(levels) + len(fields) * 0.45))
@@ -111,7 +115,9 @@ def struct_page(name: str, misses: pd.DataFrame, fields: list[tuple[str, int, in
         l1d = misses[misses["level"] == "L1D"].pivot_table(
             index="field", columns="cause", values="count", aggfunc="sum", fill_value=0
         ).rename(columns={"": UNKNOWN_CAUSE})
-        names = [f for f, _, _ in fields]
+        # Each box's field, then the other members drawn in it that missed.
+        names = [n for f, _, _ in fields
+                 for n in [f, *sorted(set(misses.loc[box == f, "field"]) - {f})]]
         l1d = l1d.reindex(index=names, fill_value=0)
         _stacked_bars(cause_ax, names, l1d)
         cause_ax.set_xlabel("L1D misses")

@@ -106,9 +106,9 @@ def _function_picture(run: Run, name: str, listing: pd.DataFrame) -> Picture:
 
 
 def _page_picture(run: Run) -> Picture:
-    layout = run.layout
-    return pic.struct_page("struct-page", rt.page_field_misses(run.tables),
-                           rt.page_layout(layout), int(layout["sizeof"]), run.line_bytes)
+    layout, misses = run.layout, rt.page_field_misses(run.tables)
+    return pic.struct_page("struct-page", misses, rt.page_layout(layout), int(layout["sizeof"]),
+                           run.line_bytes, rt.page_boxes(layout, set(misses["field"])))
 
 
 def _thief_picture(run: Run, thieves: pd.DataFrame) -> Picture:

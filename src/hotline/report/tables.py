@@ -10,6 +10,7 @@ import pandas as pd
 import pyarrow as pa
 
 from hotline.errors import HotlineError, first_line
+from hotline.results.members import Members
 from hotline.results.objects import describe
 from hotline.results.schema import CAUSES, CYCLE_CAUSES, UNKNOWN_CAUSE
 from hotline.results.symbols import Symbolizer, disassemble_bytes
@@ -263,6 +264,18 @@ def page_layout(layout: dict) -> list[tuple[str, int, int]]:
     member), (name, offset, size) in offset order, from the build's layout.json."""
     return sorted(((f["name"], f["offset"], f["size"]) for f in layout["fields"] if f["primary"]),
                   key=lambda f: f[1])
+
+
+def page_boxes(layout: dict, names) -> dict[str, str]:
+    """The field of page_layout() that holds each of these struct page
+    field names (a union's member, or the union named whole, in the union's
+    first-declared field; results/members.py)."""
+    members, boxes = Members(layout["fields"]), {}
+    for name in names:
+        offset = members.offset_of(name)
+        boxes[name] = next((f for f, start, size in page_layout(layout)
+                            if offset is not None and start <= offset < start + size), name)
+    return boxes
 
 
 def page_field_misses(t: RunTables) -> pd.DataFrame:

@@ -62,6 +62,7 @@ def _attribute(raw: pd.DataFrame, objects: ObjectMap, run_id: str) -> pd.DataFra
     raw = raw.astype({"pc": "uint64", "data": "uint64"})
     table = (raw.merge(code_locations(raw["pc"], objects), on="pc", how="left")
                 .merge(data_locations(raw, objects), on=["kind", "data"], how="left"))
+    table = objects.name_members(table)
     table["run"] = run_id
     table["space"] = (table["pc"] >= KERNEL_START).map({True: "kernel", False: "user"})
     # Misses that differ only in the data address within one field are one row.
@@ -85,7 +86,8 @@ def coherence_table(stolen: pd.DataFrame, objects: ObjectMap, run_id: str) -> pd
     is never an instruction fetch's)."""
     stolen = stolen.astype({"pc": "uint64", "data": "uint64", "thief_pc": "uint64"}) \
         .assign(kind="read")
-    stolen = stolen.merge(data_locations(stolen, objects), on=["kind", "data"], how="left")
+    stolen = objects.name_members(
+        stolen.merge(data_locations(stolen, objects), on=["kind", "data"], how="left"))
     stolen = with_code(with_code(stolen, "pc", "", objects), "thief_pc", "thief_", objects)
     stolen["run"] = run_id
     keys = [c for c in schema.COHERENCE if c != "count"]

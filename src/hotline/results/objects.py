@@ -1,8 +1,8 @@
 """Which data object and field a kernel virtual address belongs to:
 
 - struct page: the vmemmap array (layout.json of the build: vmemmap_base,
-  sizeof(struct page) and its fields; a union's first-declared member names
-  the bytes it overlaps);
+  sizeof(struct page) and its fields; where a union's members overlap the
+  byte, the member the instruction's source names, members.py);
 - dynamic objects a kernel variant announces at boot, one line each in the
   kernel log (docs/kernel-counters.md):
       hotline-object: name=IDENT start=0xHEX size=0xHEX
@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hotline.inputs import read_text
+from hotline.kernel.source_text import SourceText
+from hotline.results.members import SEPARATOR, Members, member_from_source
 from hotline.results.symbols import Symbolizer
 
 KERNEL_START = 0xffff800000000000
@@ -34,9 +36,11 @@ class DynamicObject:
 
 def describe(obj: str, field: str) -> str:
     """An (object, field) pair as one name: struct page.flags, jiffies+0x0,
-    kernel-other."""
+    struct page.(lru | compound_head), kernel-other."""
     if not field:
         return obj
+    if SEPARATOR in field:
+        return f"{obj}.({field})"
     return f"{obj}{field}" if field.startswith("+") else f"{obj}.{field}"
 
 
@@ -46,24 +50,51 @@ def announced_objects(guest_log: str) -> list[DynamicObject]:
 
 
 class ObjectMap:
-    def __init__(self, layout: dict, symbolizer: Symbolizer, dynamic: list[DynamicObject]):
+    def __init__(self, layout: dict, symbolizer: Symbolizer, dynamic: list[DynamicObject],
+                 kernel_dir: Path | None = None):
         self.page_size = layout["sizeof"]
         self.vmemmap_base = int(layout["symbols"]["vmemmap_base"], 16)
-        self.page_fields = sorted((f["offset"], f["offset"] + f["size"], f["name"])
-                                  for f in layout["fields"] if f["primary"])
+        self.page_members = Members(layout["fields"])
         self.symbolizer = symbolizer
         self.dynamic = dynamic
+        # The build whose source names the members of unions (None: none).
+        self.kernel_dir = kernel_dir
 
     @classmethod
     def for_kernel(cls, kernel_dir: Path, guest_log: str) -> "ObjectMap":
         layout = json.loads(read_text(kernel_dir / "layout.json"))
-        return cls(layout, Symbolizer(kernel_dir / "vmlinux"), announced_objects(guest_log))
+        return cls(layout, Symbolizer(kernel_dir / "vmlinux"), announced_objects(guest_log),
+                   kernel_dir)
 
     def page_field(self, offset: int) -> str:
-        for start, end, name in self.page_fields:
-            if start <= offset < end:
-                return name
-        return f"+{offset}"
+        """The member at this byte of struct page, or its union's members."""
+        return self.page_members.name(offset)
+
+    def source_texts(self, pcs) -> dict[int, list[str | None]]:
+        """The source text of each kernel pc's lines, through the functions
+        inlined at it, innermost first (None for a line without text)."""
+        chains = self.symbolizer.inline_lines([int(pc) for pc in pcs])
+        if self.kernel_dir is None:
+            return {pc: [] for pc in chains}
+        source = SourceText.of_build(self.kernel_dir)
+        try:
+            return {pc: [source.line(at) for at in chain] for pc, chain in chains.items()}
+        finally:
+            source.close()
+
+    def name_members(self, frame, pc_column: str = "pc"):
+        """frame with each struct page union in its field column narrowed to
+        the member its instruction's source names (members.py)."""
+        unions = (frame["object"] == "struct page") & frame["field"].str.contains(
+            SEPARATOR, regex=False)
+        if not unions.any():
+            return frame
+        texts = self.source_texts(frame.loc[unions, pc_column].unique())
+        frame = frame.copy()
+        frame.loc[unions, "field"] = [
+            member_from_source(field, texts[int(pc)])
+            for pc, field in zip(frame.loc[unions, pc_column], frame.loc[unions, "field"])]
+        return frame
 
     def locate(self, address: int) -> tuple[str, str]:
         """(object, field) of a data address; 0 stands for user memory."""

@@ -1,6 +1,7 @@
 """Kernel symbols of a run's own vmlinux, through binutils: function and
-offset of an instruction (nm), its source line (addr2line, from the DWARF
-line tables) and its disassembly (objdump), also of the bytes the guest
+offset of an instruction (nm), its source line and those of the functions
+inlined at it (addr2line, from the DWARF line tables) and its disassembly
+(objdump), also of the bytes the guest
 actually ran where the kernel patched its text at boot."""
 
 import bisect
@@ -81,6 +82,23 @@ class Symbolizer:
                 text = _TREE_PREFIX.sub("", text.split(" (discriminator")[0])
                 self._lines[pc] = "" if text.startswith("??") else text
         return {pc: self._lines[pc] for pc in pcs}
+
+    def inline_lines(self, pcs: list[int]) -> dict[int, list[str]]:
+        """file:line of each pc through the functions inlined at it,
+        innermost first (addr2line -i; [] where the line tables have none)."""
+        pcs = sorted(set(pcs))
+        if not pcs:
+            return {}
+        out = _run(["addr2line", "-a", "-i", "-e", str(self.vmlinux)],
+                   "".join(f"{pc:x}\n" for pc in pcs))
+        chains: dict[int, list[str]] = {}
+        chain: list[str] = []
+        for text in out.splitlines():
+            if text.startswith("0x"):   # -a: each address before its lines
+                chain = chains.setdefault(int(text, 16), [])
+            elif not text.startswith("??"):
+                chain.append(_TREE_PREFIX.sub("", text.split(" (discriminator")[0]))
+        return {pc: chains.get(pc, []) for pc in pcs}
 
     def disassemble(self, start: int, end: int) -> dict[int, tuple[str, str]]:
         """(bytes in hex, instruction text) of every instruction in [start, end)."""

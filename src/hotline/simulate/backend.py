@@ -61,6 +61,7 @@ class Job:
     plugin: "Plugin | None"
     append: str               # the kernel command line
     work: Path                # the run directory, the simulator's working directory
+    repeat: int = 0           # which repeat of the spec's runs (settings)
 
 
 class Backend(ABC):
@@ -80,10 +81,16 @@ class Backend(ABC):
     def identity(self) -> dict:
         """The simulator's identity in a run's conditions (and so its key)."""
 
-    def settings(self, spec: "ExperimentSpec") -> dict:
+    def settings(self, spec: "ExperimentSpec", system: "SystemSpec", repeat: int) -> dict:
         """The spec's settings only this backend has, as they take effect
-        (defaults filled in), in a run's conditions (and so its key)."""
+        for this repeat on this system (defaults filled in), in a run's
+        conditions (and so its key)."""
         return {}
+
+    def perturbation(self, spec: "ExperimentSpec") -> str | None:
+        """What makes the spec's repeats differ, in a few words; None where
+        they are identical (a deterministic simulator given nothing to vary)."""
+        return None
 
     @abstractmethod
     def threads(self, spec: "ExperimentSpec", system: "SystemSpec") -> int:

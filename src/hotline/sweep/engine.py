@@ -23,6 +23,7 @@ from pathlib import Path
 from hotline import outputs
 from hotline.console import elapsed, say
 from hotline.errors import HotlineError
+from hotline.experiment import repeats
 from hotline.inputs import read_text
 from hotline.records import done, lock
 from hotline.records.layout import ENGINE_LOG, GATHER_LOG, INDEX
@@ -100,8 +101,8 @@ def run_sweep(spec_path: Path, *, jobs: int | None = None, profile: str | None =
                                                   shared=True) as lock_fd:
         say(f"experiment {sweep.name}: {len(sweep.runs)} run(s): {len(sweep.kernels)} "
             f"variant(s), {len({r.workload for r in sweep.runs})} workload(s), "
-            f"{len({r.system for r in sweep.runs})} system(s), {sweep.spec.repeats} "
-            f"repeat(s); results in {sweep.out_dir}")
+            f"{len({r.system for r in sweep.runs})} system(s), {repeats(sweep.spec)}; "
+            f"results in {sweep.out_dir}")
         # Every record read as gathering reads it: damaged runs set aside,
         # unreadable records removed, so that this sweep makes them again.
         records, redo = done.settle(sweep.out_dir, [step.run_id for step in sweep.runs],

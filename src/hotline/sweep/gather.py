@@ -2,7 +2,7 @@
 results directory,
 
   runs.parquet   one row per planned run: what it was (variant, workload,
-                 scale, parameters, system, repeat, mode, quantum), how it ended
+                 scale, parameters, system, repeat, mode, quantum, phase), how it ended
                  (status ok / failed / not run, the failure's reason), where
                  its directory, guest log and step log are (relative to the
                  experiment's directory), its key, wall time, the guest's
@@ -48,6 +48,9 @@ def index(spec_path: Path, out_dir: Path) -> pd.DataFrame:
             "system": run.system, "repeat": run.repeat, "mode": spec.mode,
             # As the run had it (its manifest), not as the spec says it.
             "quantum": ((manifest or {}).get("inputs") or {}).get("backend", {}).get("quantum"),
+            # The repeat's turn phase (0: none; docs/specs.md).
+            "phase": ((manifest or {}).get("inputs") or {}).get("backend", {}).get("phase", 0)
+            if manifest else None,
             "backend": spec.backend,
             "status": record.get("status", "not run"), "failure": record.get("failure"),
             "wall_seconds": (manifest or {}).get("wall_seconds"),
@@ -63,7 +66,7 @@ def index(spec_path: Path, out_dir: Path) -> pd.DataFrame:
             "status", "failure", "key", "created", "path", "guest_log", "step_log", "summary",
             "manifest"]
     return pd.DataFrame(rows).astype({**{c: "string" for c in text}, "repeat": "int64",
-                                      "quantum": "Int64",
+                                      "quantum": "Int64", "phase": "Int64",
                                       "wall_seconds": "float64"})
 
 

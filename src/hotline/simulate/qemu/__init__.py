@@ -4,6 +4,7 @@ the hotline-cache plugin's output (plugin_output) turned into the results
 tables (cache_tables), and the plugins' cache model driven from Python
 (cachemodel)."""
 
+import hashlib
 from pathlib import Path
 
 from hotline.console import phase, say
@@ -51,9 +52,18 @@ class Qemu(Backend):
     def check(self, spec, path: Path) -> None:
         pass
 
-    def settings(self, spec) -> dict:
-        quantum = self.quantum(spec)
-        return {"quantum": quantum} if quantum else {}
+    def settings(self, spec, system, repeat: int) -> dict:
+        # Each only if set, so that runs without it keep the key they had.
+        quantum, phase = self.quantum(spec), self.phase(spec, system, repeat)
+        return {**({"quantum": quantum} if quantum else {}),
+                **({"phase": phase} if phase else {})}
+
+    def perturbation(self, spec) -> str | None:
+        if spec.mode == "parallel":
+            return "the host's thread timing (not repeatable)"
+        if self.quantum(spec):
+            return "the phase of the vCPU turns (the repeat's phase in its record)"
+        return None
 
     @staticmethod
     def quantum(spec) -> int:
@@ -61,6 +71,19 @@ class Qemu(Backend):
         if not _turns_bounded(spec):
             return 0
         return DEFAULT_QUANTUM if spec.quantum is None else spec.quantum
+
+    @classmethod
+    def phase(cls, spec, system, repeat: int) -> int:
+        """Virtual nanoseconds by which the turns' deadlines of this repeat
+        come earlier (quantum.c's phase=): none for the first repeat, and
+        for the others a value in (0, quantum x cpus) fixed by the repeat's
+        index alone, so that a repeat is made again from its index, and
+        adding repeats changes none of those before."""
+        period = cls.quantum(spec) * system.cpus
+        if repeat == 0 or period < 2:
+            return 0
+        digest = hashlib.sha256(f"hotline phase {repeat}".encode()).digest()
+        return 1 + int.from_bytes(digest[:8], "little") % (period - 1)
 
     def identity(self) -> dict:
         # gem5_config: None, as run keys had it before the backends were
@@ -101,10 +124,12 @@ class Qemu(Backend):
             plugin_args=(plugin.qemu_argument(
                 Path(f"{plugin.name}.out"),
                 plugins.plugin_options(plugin.name, system, job.kernel.directory, spec.mode,
-                                       self.quantum(spec))),)
+                                       self.quantum(spec),
+                                       self.phase(spec, system, job.repeat))),)
             if plugin else (), scratch_disks=disks)
-        quantum = self.quantum(spec)
-        turns = f", turns of at most {quantum} instructions" if quantum else ""
+        quantum, phase = self.quantum(spec), self.phase(spec, system, job.repeat)
+        turns = (f", turns of at most {quantum} instructions" if quantum else "") + \
+                (f" at phase {phase}" if phase else "")
         say(f"run {job.run_id}: booting {system.cpus} vCPUs ({spec.mode} mode{turns})")
         try:
             return simulator.run(cmd, work, cpus=system.cpus, workloads=[job.workload],
