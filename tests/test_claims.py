@@ -269,6 +269,42 @@ def test_c1_over_repeats_decides_on_the_interval(tmp_path):
     assert "(1.060-1.100, 5 runs)" in c.measured
 
 
+K = 0xffffffff81000000       # kernel text: cycles there are system time
+
+
+def kcycles(symbol: str, charged: float, offset: int = 0, cpu: int = 0, user: bool = False,
+            region: int = 0) -> dict:
+    """A cycle profile row: `charged` cycles of one instruction."""
+    return {"region": region, "cpu": cpu, "pc": (0x400000 if user else K) + offset,
+            "instructions": 1, "micro_ops": 1, "samples": 0, "cycles": charged,
+            "symbol": "" if user else symbol, "offset": offset, "source_line": ""}
+
+
+@pytest.mark.parametrize("base, chain, verdict", [
+    (1000, 1070, SUPPORTED),        # x1.07 > x1.0619, the chain functions 40 of 1070
+    (1000, 1061, INCONCLUSIVE),     # x1.061
+    (1000, 1024, NOT_SUPPORTED),    # x1.024 <= x1.0247
+])
+def test_c1_on_o3_cores_is_system_time(tmp_path, base, chain, verdict):
+    """System time: the cycles of kernel instructions on every CPU; user
+    cycles (here far more on the reference) count for nothing; the timing
+    runs' simulated time is not read where O3 profiled both."""
+    e = experiment(tmp_path, backend="gem5")
+    e.run(BASE, "forkstorm", misses=[miss("f", 0)], roi=ROI, cycles=[
+        kcycles("copy_page_range", base / 2, cpu=0), kcycles("zap", base / 2, cpu=1),
+        kcycles("", 10 ** 6, user=True)])
+    e.run(CHAIN, "forkstorm", misses=[miss("f", 0)], roi=ROI, cycles=[
+        kcycles("copy_page_range", chain - 40, cpu=0), kcycles("pte_chain_add", 15, cpu=1),
+        kcycles("pte_chain_remove", 25, cpu=2), kcycles("", 10, user=True)])
+    c = check("C1", e.results())
+    assert c.verdict == verdict and c.measure == "cycles (gem5 O3)"
+    assert c.numbers["intervals"]["ratio"][0] == pytest.approx(chain / base)
+    assert c.numbers["intervals"]["chain_share"][0] == pytest.approx(40 / chain)
+    assert c.measured.startswith(f"x{chain / base:.3f} system cycles (gem5 O3); pte_chain_add "
+                                 f"{15 / chain:.1%}, pte_chain_remove {25 / chain:.1%} of "
+                                 "system cycles")
+
+
 # C2: pte_chain_add's cycles (O3 profile) at its lock (0x43) and unlock (0x71)
 # supported if the unlock's over the lock's is at least 0.538 (half the
 # seed's 36.03 / 33.48 = 1.076); not supported under 0.269
@@ -648,6 +684,34 @@ def test_c8_and_c10_read_the_largest_storm_only(tmp_path):
     assert c.verdict == SUPPORTED and c.numbers["intervals"]["per_call"][0] == pytest.approx(1.1)
 
 
+def test_c8_on_o3_cores_ranks_by_cpu_time(tmp_path):
+    """Ranked by cycles, not by misses: zap leads the cycles and
+    fault-around (its two functions as one) is second, though the misses
+    would rank f0 first; zap's top instruction by cycles (at 0x10) misses
+    on struct page, the one with more misses (0x20) on something else."""
+    e = experiment(tmp_path, backend="gem5")
+    e.run("baseline", "scriptstorm", params={"scripts": 8}, misses=[
+        {"pc": K, **miss("f0", 10 ** 6)}, {"pc": K, **miss("unmap_page_range", 5, offset=0x10)}])
+    # The profiled storm: its misses and cycles; its pcs are K + offset.
+    run = e.run("baseline", "scriptstorm", params={"scripts": 2}, cycles=[
+        kcycles("unmap_page_range", 300, offset=0x10), kcycles("unmap_page_range", 10,
+                                                                offset=0x20),
+        kcycles("filemap_map_pages", 100, offset=0x30), kcycles("next_uptodate_page", 150,
+                                                                 offset=0x40),
+        kcycles("f0", 20, offset=0x50), kcycles("", 420, user=True)])
+    e.rows.setdefault("misses", []).extend([
+        {"run": run, "cpu": 0, "pc": K + 0x10, "kind": "read", "source_line": "", **miss(
+            "unmap_page_range", 5, offset=0x10, obj="struct page")},
+        {"run": run, "cpu": 0, "pc": K + 0x20, "kind": "read", "source_line": "", **miss(
+            "unmap_page_range", 50, offset=0x20, count=9)}])
+    c = check("C8", e.results())
+    assert c.verdict == SUPPORTED and c.measure == "cycles (gem5 O3)"
+    assert c.numbers["rank"] == {"unmap_page_range": 1, "filemap_map_pages": 2}
+    assert c.measured == ("unmap_page_range #1 (31.0%), filemap_map_pages with "
+                          "next_uptodate_page #2 (25.0%) of CPU time; zap's top instruction "
+                          "misses on struct page (a storm of 2 scripts)")
+
+
 def test_c8_without_the_run(tmp_path):
     e = experiment(tmp_path)
     e.run("baseline", "scriptstorm", cpus=1, misses=[miss("f", 1)])
@@ -785,6 +849,27 @@ def test_c11_on_gem5_is_the_regions_simulated_time(tmp_path):
     assert c.verdict == SUPPORTED
 
 
+def test_c11_on_o3_cores_is_the_regions_elapsed_cycles(tmp_path):
+    """Each region's length once (every core's row repeats it), summed over
+    regions: 1,010 + 1,000 against 1,000 + 1,000 cycles, x1.005, within 3%;
+    the timing runs' simulated time (x0.5) is not read."""
+    e = experiment(tmp_path, backend="gem5")
+    for variant, first, hits, seconds in (("baseline", 1000, 0, 1.0),
+                                          ("pgd-cache", 1010, 631, 0.5)):
+        e.run(variant, "lmbench-lite", misses=[miss("f", 5000)], roi=ROI,
+              counters={"pgd_cache_hit": hits},
+              gem5_core_stats=[{"region": 0, "cpu": c, "sim_seconds": seconds}
+                               for c in range(4)])
+        e.run(variant, "lmbench-lite", counters={"pgd_cache_hit": hits},
+              cycles=[kcycles("f", 10)],
+              region_cycles=[{"region": r, "cpu": c, "cycles": n, "halted_cycles": 0,
+                              "sample_period": 1000}
+                             for r, n in enumerate((first, 1000)) for c in range(4)])
+    c = check("C11", e.results())
+    assert c.measured == "x1.005 elapsed cycles (gem5 O3); 1,262 pgds reused"
+    assert c.verdict == SUPPORTED and c.measure == "cycles (gem5 O3)"
+
+
 # All claims ----------------------------------------------------------------
 
 def test_every_claim_is_inconclusive_with_a_reason_without_its_runs(tmp_path):
@@ -854,8 +939,8 @@ SMOKE_VERDICTS = {
     "C6": (INCONCLUSIVE, "-93% acquisitions, contention -38%", None),
     "C7": (SUPPORTED, "mmap 92.0%, read 0.2%", None),
     "C8": (INCONCLUSIVE, "unmap_page_range #5 (3.3%), filemap_map_pages with "
-                         "next_uptodate_page #2 (6.7%); zap's top instruction misses on "
-                         "struct page", None),
+                         "next_uptodate_page #2 (6.7%) of L1 stall cycles; zap's top "
+                         "instruction misses on struct page", None),
     "C9": (INCONCLUSIVE, "-", INCONCLUSIVE),
     "C10": (INCONCLUSIVE, "0.92 L1D misses per unlock_page call; objects at 0.1+ per call: 1 "
                           "(zone_wait_table_node0_DMA32); 0.0% of calls with waiters",

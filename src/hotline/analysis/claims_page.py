@@ -173,13 +173,17 @@ def _bars(ax, groups: list[str], series: dict[str, list[float]], percent: bool =
     ax.legend(frameon=False)
 
 
+# C1's single measures of time, as the bars' legend names them.
+C1_TIMES = {"simulated_seconds": "simulated time in the regions",
+            "system_cycles": "system cycles (O3: kernel instructions' cycles)"}
+
+
 def _c1_bars(cost: dict, base: str) -> list[tuple[str, float, float]]:
     """(variant, lower part, upper part) of each variant's cost over base's:
-    instructions and stall cycles (QEMU), or the regions' simulated time and
-    nothing (gem5)."""
-    if "simulated_seconds" in cost[base]:
-        return [(v, c["simulated_seconds"] / cost[base]["simulated_seconds"], 0.0)
-                for v, c in cost.items()]
+    instructions and stall cycles (the model), or one measure of time
+    (C1_TIMES) and nothing."""
+    if (time := next((k for k in C1_TIMES if k in cost[base]), None)) is not None:
+        return [(v, c[time] / cost[base][time], 0.0) for v, c in cost.items()]
     total = sum(cost[base].values())
     return [(v, c["instructions"] / total, c["stall_cycles"] / total) for v, c in cost.items()]
 
@@ -192,11 +196,10 @@ def _c1(figure: Figure, measured: Measured) -> str:
             bars += _c1_bars(check.numbers["side_cost"], SIDE_BASE)
         names = [v for v, _, _ in bars]
         lower = [b for _, b, _ in bars]
-        simulated = "simulated_seconds" in check.numbers["cost"][BASE]
-        ax.bar(names, lower, color="#c7d3e8" if not simulated else column_colour(backend),
-               label="simulated time in the regions" if simulated
-               else "instructions (1 cycle each)")
-        if not simulated:
+        time = next((C1_TIMES[k] for k in C1_TIMES if k in check.numbers["cost"][BASE]), None)
+        ax.bar(names, lower, color="#c7d3e8" if not time else column_colour(backend),
+               label=time or "instructions (1 cycle each)")
+        if not time:
             ax.bar(names, [t for _, _, t in bars], bottom=lower, color=column_colour(backend),
                    label="L1 miss stall cycles")
         ax.axhline(c01.SEED_RATIO, color=SEED_COLOUR, linestyle="--",

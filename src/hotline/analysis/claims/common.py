@@ -9,6 +9,7 @@ from hotline.analysis.cost import run_cost
 from hotline.analysis.listing import lock_and_unlock, lock_and_unlock_in_code
 from hotline.analysis.results import Results
 from hotline.errors import HotlineError
+from hotline.results.objects import KERNEL_START
 
 NAN = float("nan")
 
@@ -75,12 +76,15 @@ def lock_offsets(results: Results, runs: list[str], symbol: str) -> tuple[dict[s
     return lock_and_unlock_in_code(code, function.start), "the kernel's disassembly"
 
 
-def largest_storm(results: Results, variant: str) -> list[str]:
+def largest_storm(results: Results, variant: str, profiled: bool = False) -> list[str]:
     """The successful scriptstorm runs of `variant` on 4 CPUs with the most
-    scripts.  A profile is one storm's: an experiment can also hold a smaller
-    storm made for another rule (claims-gem5.toml's one-script storm on O3
-    cores, for C9), which would weigh another core model into it."""
+    scripts (profiled: among those with an O3 cycle profile).  A profile is
+    one storm's: an experiment can also hold a smaller storm made for
+    another rule (claims-gem5.toml's one-script storm on O3 cores, for C9),
+    which would weigh another core model into it."""
     runs = results.select(results.ok, workload="scriptstorm", variant=variant, cpus=4)
+    if profiled:
+        runs = runs[runs["run_id"].isin(set(o3_profile(results)["run"]))]
     scripts = runs["params"].map(lambda p: json.loads(p).get("scripts", 0))
     return list(runs.loc[scripts == scripts.max(), "run_id"]) if len(runs) else []
 
@@ -92,6 +96,40 @@ def region_seconds(results: Results, runs: list[str]) -> float:
     core = results.table("gem5_core_stats")
     core = core[core["run"].isin(runs)]
     return float(core.groupby(["run", "region"])["sim_seconds"].first().sum())
+
+
+# What a claim about time is decided on where gem5's O3 cores profiled the
+# runs (cycles.parquet: every cycle charged to one instruction).
+O3_CYCLES = "cycles (gem5 O3)"
+
+
+def o3_profile(results: Results, **where) -> pd.DataFrame:
+    """The O3 cycle profile's rows of the runs selected by `where` (empty
+    where no run made one)."""
+    if not results.has("cycles"):
+        return results.table("cycles").iloc[0:0]
+    return results.select(results.table("cycles"), **where)
+
+
+def kernel_rows(cycles: pd.DataFrame) -> pd.DataFrame:
+    """The rows of kernel instructions: their cycles are system time, what
+    the seeds' `time` and oprofile called it."""
+    return cycles[cycles["pc"] >= KERNEL_START]
+
+
+def system_cycles(cycles: pd.DataFrame) -> pd.Series:
+    """Cycles charged to kernel instructions, by variant, over every CPU and
+    region of the runs: the system time of the region."""
+    return kernel_rows(cycles).groupby("variant")["cycles"].sum()
+
+
+def region_length(results: Results, runs: list[str]) -> float:
+    """Cycles from the start to the end of each region of these O3 runs,
+    summed over regions and runs: their elapsed time, what a wall clock
+    around the region would read (every core's row repeats it)."""
+    regions = results.table("region_cycles")
+    regions = regions[regions["run"].isin(runs)]
+    return float(regions.groupby(["run", "region"])["cycles"].max().sum())
 
 
 def cost_ratio(results: Results, misses: pd.DataFrame, roi: pd.DataFrame, base: str,
