@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from hotline import cli, experiment, paths, simulate, specs
+from hotline.experiment import execution
 from hotline.analysis.results import Results
 from hotline.errors import HotlineError
 from hotline.records import done, layout
@@ -132,7 +133,7 @@ class Stand_in:
         (self.run,) = experiment.plan(self.spec)
         self.out = tmp_path / "out"
         self.simulated = 0
-        monkeypatch.setattr(experiment, "run_inputs", lambda *args: {"inputs": 1})
+        monkeypatch.setattr(execution, "run_inputs", lambda *args: {"inputs": 1})
         monkeypatch.setattr(simulate.get_backend("qemu"), "run", self.simulate)
 
     def simulate(self, job):

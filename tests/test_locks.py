@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 from hotline import cli, experiment, paths
+from hotline.experiment import execution
 from hotline.errors import HotlineError
 from hotline.records import lock as sweep_lock
 from hotline.records import layout
@@ -141,7 +142,7 @@ def test_the_sweep_stays_locked_while_any_of_it_runs(sandbox, monkeypatch):  # n
         assert f"snakemake (pid {snakemake})" in line and f"(pid {driver.pid})" not in line
         assert f"kill {snakemake} {step}" in line or f"kill {step} {snakemake}" in line
         # The in-process writer (./hotline demo's) is refused the same way.
-        monkeypatch.setattr(experiment, "build_image", lambda: pytest.fail("not refused"))
+        monkeypatch.setattr(execution, "build_image", lambda: pytest.fail("not refused"))
         with pytest.raises(HotlineError, match=f"snakemake \\(pid {snakemake}\\)"):
             experiment.run_experiment(sandbox)
 
@@ -220,11 +221,12 @@ def test_a_simulator_killed_on_timeout_takes_what_it_started(tmp_path):
 
 FIRST_DEMO = """
 import sys, time
-from hotline import cli, experiment
+from hotline import cli
+from hotline.experiment import execution
 def build_image():
     print("building", flush=True)
     time.sleep(300)
-experiment.build_image = build_image
+execution.build_image = build_image
 sys.exit(cli.main(["demo"]))
 """
 
@@ -241,7 +243,7 @@ def test_two_demos_at_once(tmp_path, monkeypatch, capfd):
 
     def build_image():
         raise Built
-    monkeypatch.setattr(experiment, "build_image", build_image)
+    monkeypatch.setattr(execution, "build_image", build_image)
     try:
         assert first.stdout.readline() == "building\n"
         capfd.readouterr()

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hotline import paths
+from hotline.cached import staged
 from hotline.console import phase, say
 from hotline.errors import HotlineError
 from hotline.hashing import hash_file, hash_files, hash_json, short
@@ -81,10 +82,7 @@ def build_image() -> DiskImage:
     if (final / "image.json").is_file():
         say(f"disk image: cached build {short(key)} reused ({image.path})")
         return image
-    staging = final.with_name(final.name + ".partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    with phase(f"disk image: building {short(key)}"):
+    with staged(final) as staging, phase(f"disk image: building {short(key)}"):
         root = staging / "root"
         _populate(root)
         entries = _entries(root)
@@ -94,8 +92,6 @@ def build_image() -> DiskImage:
         info = {"key": key, "inputs": inputs, "sha256": hash_file(staging / "disk.img"),
                 "initramfs_sha256": hash_file(staging / "initramfs.cpio")}
         (staging / "image.json").write_text(json.dumps(info, indent=2) + "\n")
-    shutil.rmtree(final, ignore_errors=True)
-    staging.rename(final)
     return image
 
 

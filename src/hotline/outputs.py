@@ -12,7 +12,7 @@ that names the path and what to do.
     outputs.make_dir(directory)
 
 The same failures while making a directory, or while staging a whole
-directory of results (experiment.py, the build caches), go through
+directory of results (experiment/, the build caches), go through
 cannot_write(), so that every write failure reads the same."""
 
 import errno

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hotline import paths
+from hotline.cached import staged
 from hotline.console import Ticker, elapsed, phase, say
 from hotline.errors import HotlineError
 from hotline.hashing import hash_file, hash_json, short
@@ -120,13 +121,21 @@ def _build(variant_name, src, inputs, key, final: Path, jobs: int) -> None:
     variant = load_variant(variant_name)
     work = paths.cache_dir() / "kernel-work"
     tree, objdir = work / "src", work / "obj"
-    staging = final.with_name(final.name + ".partial")
     shutil.rmtree(work, ignore_errors=True)
-    shutil.rmtree(staging, ignore_errors=True)
     objdir.mkdir(parents=True)
-    staging.mkdir(parents=True)
-    log_path = staging / "build.log"
     start = time.monotonic()
+    with staged(final) as staging:
+        _build_in(staging, variant, src, inputs, key, tree, objdir, jobs, start)
+    shutil.rmtree(work, ignore_errors=True)
+    say(f"kernel {variant_name}: built in {elapsed(time.monotonic() - start)} -> {final}")
+
+
+def _build_in(staging: Path, variant, src, inputs, key, tree: Path, objdir: Path,
+              jobs: int, start: float) -> None:
+    """The build's outputs, made in `staging`: the kernel, its layout facts
+    and kernel.json, which names its inputs."""
+    variant_name = variant.name
+    log_path = staging / "build.log"
     say(f"kernel {variant_name}: building Linux {src.version} (key {short(key)}), "
         f"log in {log_path}")
 
@@ -161,9 +170,6 @@ def _build(variant_name, src, inputs, key, final: Path, jobs: int) -> None:
             "kernel_version": src.version, "build_seconds": round(time.monotonic() - start, 1),
             "outputs": {name: hash_file(staging / name) for name in OUTPUTS}}
     (staging / "kernel.json").write_text(json.dumps(info, indent=2) + "\n")
-    staging.rename(final)
-    shutil.rmtree(work, ignore_errors=True)
-    say(f"kernel {variant_name}: built in {elapsed(time.monotonic() - start)} -> {final}")
 
 
 def _make(tree: Path, objdir: Path, log, log_path: Path, variant_name: str, jobs: int) -> None:

@@ -1,5 +1,5 @@
 """What an experiment's results directory holds and who may write it, below
-both the experiment runner (experiment.py) and the sweep workflow (sweep/),
+both the experiment runner (experiment/) and the sweep workflow (sweep/),
 which read and write it alike:
 
   layout.py  where each file is, in the experiment's directory

@@ -3,7 +3,7 @@
 A backend is one package of simulate/ (qemu/, gem5/) whose __init__.py
 holds its Backend as BACKEND; simulate.get_backend(name) is the one place
 a backend is chosen by the name an experiment spec gives.  The experiment
-(experiment.py) and the sweep workflow (sweep/) ask it:
+(experiment/) and the sweep workflow (sweep/) ask it:
 
   check_spec(spec, path)   as the spec is read: what of a valid experiment
                            this backend cannot run (a one-line HotlineError)

@@ -11,5 +11,5 @@ cluster, and an interrupted sweep resumes where it stopped.
   engine.py    ./hotline run: Snakemake started, watched and summarised
 
 What the experiment's directory holds, what makes a run done and the lock
-on the directory are hotline.records', which experiment.py shares.
+on the directory are hotline.records', which experiment/ shares.
 """

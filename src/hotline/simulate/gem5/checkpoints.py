@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hotline import paths
+from hotline.cached import staged
 from hotline.console import elapsed, say
 from hotline.errors import HotlineError
 from hotline.inputs import read_text
@@ -111,11 +112,27 @@ def ensure_checkpoint(inputs: dict, machine, *, gem5: Path, work: Path, timeout_
 def _boot(checkpoint: Checkpoint, inputs: dict, machine, *, gem5: Path, boot_dir: Path,
           timeout_s: int, label: str, kernel_dir: Path, cpus: int,
           workloads: list[str]) -> str | None:
-    staging = checkpoint.directory.with_name(checkpoint.directory.name + ".partial")
-    shutil.rmtree(staging, ignore_errors=True)
     shutil.rmtree(boot_dir, ignore_errors=True)
-    staging.mkdir()
     boot_dir.mkdir(parents=True)
+    try:
+        # A failed boot's staging holds no log (those are in boot_dir), only
+        # what may be a memory image of the guest's size.
+        with staged(checkpoint.directory, keep_failed=False) as staging:
+            _boot_in(staging, checkpoint, inputs, machine, gem5=gem5, boot_dir=boot_dir,
+                     timeout_s=timeout_s, label=label, kernel_dir=kernel_dir, cpus=cpus,
+                     workloads=workloads)
+    except _NoCheckpoint as e:
+        return str(e)
+    return None
+
+
+class _NoCheckpoint(Exception):
+    """Why a boot made no checkpoint."""
+
+
+def _boot_in(staging: Path, checkpoint: Checkpoint, inputs: dict, machine, *, gem5: Path,
+             boot_dir: Path, timeout_s: int, label: str, kernel_dir: Path, cpus: int,
+             workloads: list[str]) -> None:
     params = gem5_params.boot_params(machine, staging / "cpt")
     (boot_dir / "boot-params.json").write_text(
         json.dumps(gem5_params.run_params.to_dict(params), indent=2) + "\n")
@@ -131,8 +148,7 @@ def _boot(checkpoint: Checkpoint, inputs: dict, machine, *, gem5: Path, boot_dir
         shutil.copyfile(console, boot_dir / guest_log.FILE)
     failure = _boot_failure(ended, boot_dir, cpus, workloads)
     if failure:
-        shutil.rmtree(staging, ignore_errors=True)
-        return f"gem5 boot (logs in {boot_dir}): {failure}"
+        raise _NoCheckpoint(f"gem5 boot (logs in {boot_dir}): {failure}")
     tick = json.loads(read_text(boot_dir / "gem5" / gem5_params.ROI_FILE))["checkpoint_tick"]
     boot_stats = stats.parse_dumps(read_text(boot_dir / "gem5" / "stats.txt"))
     figures = boot_stats[-1] if boot_stats else {}
@@ -140,18 +156,15 @@ def _boot(checkpoint: Checkpoint, inputs: dict, machine, *, gem5: Path, boot_dir
     try:
         _write_vmemmap(staging, kernel_dir)
     except HotlineError as e:
-        shutil.rmtree(staging, ignore_errors=True)
-        return f"reading the checkpoint's page tables: {e}"
+        raise _NoCheckpoint(f"reading the checkpoint's page tables: {e}") from None
     shutil.copyfile(boot_dir / "gem5" / "stats.txt", staging / "boot-stats.txt")
     info = {"key": checkpoint.key, "inputs": inputs, "tick": tick,
             "boot_wall_seconds": round(ended.wall_s, 1),
             "boot_instructions": figures.get("simInsts"),
             "boot_host_seconds": figures.get("hostSeconds")}
     (staging / MARKER).write_text(json.dumps(info, indent=2) + "\n")
-    staging.rename(checkpoint.directory)
     say(f"{label}: booted to the region in {elapsed(ended.wall_s)}; checkpoint at tick "
         f"{tick} in {checkpoint.directory}")
-    return None
 
 
 def _boot_failure(ended, boot_dir: Path, cpus: int, workloads: list[str]) -> str | None:

@@ -7,12 +7,12 @@ directory as NAME.out."""
 
 import json
 import re
-import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from hotline import paths
+from hotline.cached import staged
 from hotline.console import say
 from hotline.errors import HotlineError
 from hotline.hashing import hash_file, hash_files, hash_json, short
@@ -138,18 +138,14 @@ def _shared_object(name: str, sources: list[Path], cflags: list[str]) -> tuple[s
 def _build_shared_object(name: str, sources: list[Path], cflags: list[str]) -> tuple[str, Path]:
     """Compile sources into NAME.so in the cache, unless it is there."""
     key, path = _shared_object(name, sources, cflags)
-    directory = path.parent
     if path.is_file():
         return key, path
-    staging = directory.with_name(directory.name + ".partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    includes = [f"-I{d}" for d in dict.fromkeys(s.parent for s in sources)]
-    result = subprocess.run(["gcc", *cflags, *includes, "-I", str(PLUGINS), "-o",
-                             str(staging / path.name), *map(str, sources)],
-                            capture_output=True, text=True)
-    if result.returncode != 0:
-        raise HotlineError(f"{name} does not compile:\n{result.stderr.strip()}")
-    staging.rename(directory)
+    with staged(path.parent) as staging:
+        includes = [f"-I{d}" for d in dict.fromkeys(s.parent for s in sources)]
+        result = subprocess.run(["gcc", *cflags, *includes, "-I", str(PLUGINS), "-o",
+                                 str(staging / path.name), *map(str, sources)],
+                                capture_output=True, text=True)
+        if result.returncode != 0:
+            raise HotlineError(f"{name} does not compile:\n{result.stderr.strip()}")
     say(f"{name}: built {short(key)}")
     return key, path

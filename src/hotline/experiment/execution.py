@@ -1,11 +1,7 @@
-"""Running an experiment spec: build what it needs, run every combination of
-kernel variant x workload x system x repeat, record each run in its own
-directory with a manifest that names every input by hash.
-
-A run directory is created as .ID.running and renamed to ID only when the run
-succeeded (or ID.failed when it did not), so a directory named ID is always a
-complete, valid result.  A run whose inputs have not changed is not repeated.
-"""
+"""One run simulated and recorded (execute: its directory made as
+.ID.running, its manifest written whole, then renamed to ID or ID.failed),
+and an experiment run whole, one run after another, without the sweep
+workflow (run_experiment)."""
 
 import json
 import shutil
@@ -20,31 +16,15 @@ from hotline import outputs, paths, sealed, simulate, specs
 from hotline.console import elapsed, say
 from hotline.disk_image import DiskImage, build_image
 from hotline.errors import HotlineError
+from hotline.experiment.conditions import command_line, run_inputs
+from hotline.experiment.planning import PlannedRun, load_spec, plan, repeats
 from hotline.hashing import hash_file, hash_json
 from hotline.kernel.build import Kernel, build_kernel
 from hotline.records.done import reusable
 from hotline.records.lock import claim
 from hotline.simulate import guest_log
 from hotline.simulate.backend import Job
-from hotline.simulate.command_line import kernel_command_line
 from hotline.simulate.qemu.plugins import Plugin, build_plugin
-from hotline.workloads import load_workload
-
-
-@dataclass(frozen=True)
-class PlannedRun:
-    variant: str
-    system: str
-    workload: str
-    scale: str
-    params: tuple[tuple[str, int], ...]
-    overrides: tuple[tuple[str, int], ...]
-    repeat: int
-
-    @property
-    def run_id(self) -> str:
-        label = "-".join([self.workload, self.scale] + [f"{k}{v}" for k, v in self.overrides])
-        return f"{self.variant}--{label}--{self.system}--r{self.repeat}"
 
 
 @dataclass
@@ -53,31 +33,6 @@ class RunResult:
     directory: Path
     failure: str | None
     reused: bool = False
-
-
-def load_spec(path: Path) -> specs.ExperimentSpec:
-    """An experiment spec as specs.py checks it, then as its backend does
-    (a plugin it does not have, a root it cannot boot): every command that
-    reads a spec reads it here."""
-    spec = specs.load_experiment(path)
-    simulate.get_backend(spec.backend).check_spec(spec, path)
-    return spec
-
-
-def plan(spec: specs.ExperimentSpec) -> list[PlannedRun]:
-    """Every run of the spec, in order, each once (groups may overlap)."""
-    runs = {}
-    for group in spec.groups():
-        for variant in group.variants:
-            for ref in group.workloads:
-                params = load_workload(ref.name).resolve_params(ref.scale, ref.params)
-                for system in group.systems:
-                    for repeat in range(spec.repeats):
-                        run = PlannedRun(variant, system, ref.name, ref.scale,
-                                         tuple(sorted(params.items())),
-                                         tuple(sorted(ref.params.items())), repeat)
-                        runs.setdefault(run.run_id, run)
-    return list(runs.values())
 
 
 def _write_manifest(work: Path, manifest: dict) -> None:
@@ -102,49 +57,6 @@ def hotline_revision() -> str:
                               capture_output=True, text=True).stdout.strip()
     head = git("rev-parse", "HEAD") or "unknown"
     return head + ("-dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
-
-
-def command_line(run: PlannedRun, spec: specs.ExperimentSpec) -> str:
-    return kernel_command_line([(run.workload, dict(run.params))], spec.root,
-                               markers=simulate.get_backend(spec.backend).markers)
-
-
-def run_conditions(run: PlannedRun, spec: specs.ExperimentSpec,
-                   system: specs.SystemSpec) -> dict:
-    """The part of a run's inputs known before anything is built: all but the
-    kernel, the guest image and the plugin (which the sweep workflow tracks
-    by their cache keys)."""
-    return {
-        "system": {"name": run.system, "sha256": hash_file(specs.system_path(run.system)),
-                   "spec": system.model_dump()},
-        "workload": {"name": run.workload, "scale": run.scale, "params": dict(run.params)},
-        "backend": {"name": spec.backend, "mode": spec.mode,
-                    **simulate.get_backend(spec.backend).settings(spec, system, run.repeat),
-                    **simulate.get_backend(spec.backend).identity()},
-        "root": spec.root,
-        "kernel_command_line": command_line(run, spec),
-        "repeat": run.repeat,
-    }
-
-
-def run_inputs(run: PlannedRun, spec: specs.ExperimentSpec, system: specs.SystemSpec,
-               kernel: Kernel, image: DiskImage, plugin: Plugin | None) -> dict:
-    """Everything that determines a run's result; its hash is the run's key."""
-    kernel_info = kernel.info()
-    inputs = run_conditions(run, spec, system)
-    # The root is named with the image it comes from.
-    del inputs["root"]
-    inputs["backend"]["plugin"] = plugin.manifest() if plugin else None
-    return {
-        "kernel": {"variant": run.variant, "key": kernel.key,
-                   "version": kernel_info["kernel_version"],
-                   "source": kernel_info["inputs"]["source"],
-                   "outputs": kernel_info["outputs"]},
-        "guest_image": {"key": image.key, "root": spec.root,
-                        "sha256": image.info()["sha256" if spec.root == "disk"
-                                               else "initramfs_sha256"]},
-        **inputs,
-    }
 
 
 def execute(run: PlannedRun, spec: specs.ExperimentSpec, spec_path: Path, kernel: Kernel,
@@ -200,15 +112,6 @@ def execute(run: PlannedRun, spec: specs.ExperimentSpec, spec_path: Path, kernel
         say(f"run {run.run_id}: ok in {elapsed(outcome.wall_s)}: "
             f"{outcome.report.summaries[run.workload]}")
     return RunResult(run.run_id, target, outcome.failure)
-
-
-def repeats(spec: specs.ExperimentSpec) -> str:
-    """The spec's repeats, and what makes them differ (or that nothing does)."""
-    if spec.repeats == 1:
-        return "1 repeat"
-    how = simulate.get_backend(spec.backend).perturbation(spec)
-    return f"{spec.repeats} repeats, " + (f"differing by {how}" if how else
-                                        "identical (nothing varies them in this mode)")
 
 
 def run_experiment(spec_path: Path, *, rerun: bool = False,

@@ -1,0 +1,54 @@
+"""What determines a run's result, and so its key: the conditions known
+before anything is built (system, workload, backend settings, command
+line, repeat), then those with the kernel, guest image and plugin builds."""
+
+from hotline import simulate, specs
+from hotline.disk_image import DiskImage
+from hotline.experiment.planning import PlannedRun
+from hotline.hashing import hash_file
+from hotline.kernel.build import Kernel
+from hotline.simulate.command_line import kernel_command_line
+from hotline.simulate.qemu.plugins import Plugin
+
+
+def command_line(run: PlannedRun, spec: specs.ExperimentSpec) -> str:
+    return kernel_command_line([(run.workload, dict(run.params))], spec.root,
+                               markers=simulate.get_backend(spec.backend).markers)
+
+
+def run_conditions(run: PlannedRun, spec: specs.ExperimentSpec,
+                   system: specs.SystemSpec) -> dict:
+    """The part of a run's inputs known before anything is built: all but the
+    kernel, the guest image and the plugin (which the sweep workflow tracks
+    by their cache keys)."""
+    return {
+        "system": {"name": run.system, "sha256": hash_file(specs.system_path(run.system)),
+                   "spec": system.model_dump()},
+        "workload": {"name": run.workload, "scale": run.scale, "params": dict(run.params)},
+        "backend": {"name": spec.backend, "mode": spec.mode,
+                    **simulate.get_backend(spec.backend).settings(spec, system, run.repeat),
+                    **simulate.get_backend(spec.backend).identity()},
+        "root": spec.root,
+        "kernel_command_line": command_line(run, spec),
+        "repeat": run.repeat,
+    }
+
+
+def run_inputs(run: PlannedRun, spec: specs.ExperimentSpec, system: specs.SystemSpec,
+               kernel: Kernel, image: DiskImage, plugin: Plugin | None) -> dict:
+    """Everything that determines a run's result; its hash is the run's key."""
+    kernel_info = kernel.info()
+    inputs = run_conditions(run, spec, system)
+    # The root is named with the image it comes from.
+    del inputs["root"]
+    inputs["backend"]["plugin"] = plugin.manifest() if plugin else None
+    return {
+        "kernel": {"variant": run.variant, "key": kernel.key,
+                   "version": kernel_info["kernel_version"],
+                   "source": kernel_info["inputs"]["source"],
+                   "outputs": kernel_info["outputs"]},
+        "guest_image": {"key": image.key, "root": spec.root,
+                        "sha256": image.info()["sha256" if spec.root == "disk"
+                                               else "initramfs_sha256"]},
+        **inputs,
+    }
