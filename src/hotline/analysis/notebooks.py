@@ -29,6 +29,9 @@ def notebooks() -> list[Path]:
 
 
 MORE_PARAMETER = "more_results"
+# The expected results of the artifact, committed: the claims page of a run
+# that makes few of the claims' runs (the demo) shows them beside its own.
+EXPECTED = {"expected: claims-smoke (committed)": paths.REPO / "analysis" / "smoke-results"}
 
 
 def gem5_results(directory: Path) -> Results:
