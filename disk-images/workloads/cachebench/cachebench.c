@@ -13,6 +13,9 @@
  *                             8-byte counter; both counters share one line
  *   storeload ITERATIONS      store a byte, then load the 8-byte word that
  *                             contains it: a read after a partial write
+ *   chase KIB STEPS           follow a pointer from line to line of a KIB
+ *                             array in a random cycle through all its lines,
+ *                             STEPS times: each load waits for the one before
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -148,6 +151,46 @@ static __attribute__((noinline)) void storeload(long n)
 	       (unsigned long)sum);
 }
 
+/*
+ * One node per 64-byte line (at least as long as every line size hotline's
+ * systems have), linked in a random cycle through every line (Sattolo's
+ * algorithm, a fixed seed): an out-of-order core cannot start a load before
+ * the one it depends on returns, nor a prefetcher guess the next line.
+ */
+struct node { struct node *next; char pad[56]; };
+
+static __attribute__((noinline)) void chase(long kib, long steps)
+{
+	long lines = (kib << 10) / (long)sizeof(struct node);
+	struct node *a = aligned_alloc(4096, (size_t)lines * sizeof(struct node));
+	long *order = malloc((size_t)lines * sizeof(long));
+	uint64_t seed = 0x9e3779b97f4a7c15ULL;
+
+	if (!a || !order || lines < 2)
+		die("aligned_alloc");
+	for (long i = 0; i < lines; i++)
+		order[i] = i;
+	for (long i = lines - 1; i > 0; i--) {	/* Sattolo: one cycle through all */
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		long j = (long)((seed >> 33) % (uint64_t)i), t = order[i];
+
+		order[i] = order[j];
+		order[j] = t;
+	}
+	for (long i = 0; i < lines; i++)
+		a[order[i]].next = &a[order[(i + 1) % lines]];
+	struct node *p = &a[order[0]];
+
+	for (long i = 0; i < lines; i++)	/* one lap to fault the pages in */
+		p = p->next;
+	roi_mark(ROI_BEGIN, m5);
+	for (long i = 0; i < steps; i++)
+		p = p->next;
+	roi_mark(ROI_END, m5);
+	printf("{\"test\":\"chase\",\"kib\":%ld,\"steps\":%ld,\"end\":%ld}\n", kib, steps,
+	       (long)(p - a));
+}
+
 int main(int argc, char **argv)
 {
 	const char *test = argc > 1 ? argv[1] : "";
@@ -163,9 +206,11 @@ int main(int argc, char **argv)
 		falseshare(a);
 	else if (!strcmp(test, "storeload") && argc == 3 && a > 0)
 		storeload(a);
+	else if (!strcmp(test, "chase") && argc == 4 && a > 0 && b > 0)
+		chase(a, b);
 	else {
 		fprintf(stderr, "usage: cachebench sweep KIB STRIDE PASSES | pingpong HANDOFFS | "
-				"falseshare ITERATIONS | storeload ITERATIONS\n");
+				"falseshare ITERATIONS | storeload ITERATIONS | chase KIB STEPS\n");
 		return 2;
 	}
 	return 0;

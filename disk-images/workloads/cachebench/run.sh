@@ -7,4 +7,10 @@ cachebench sweep "${ARG_large_kib:?}" "$ARG_stride" "$ARG_passes" > sweep-large.
 cachebench pingpong "${ARG_handoffs:?}" > pingpong.json
 cachebench falseshare "${ARG_iterations:?}" > falseshare.json
 cachebench storeload "$ARG_iterations" > storeload.json
-echo "hotline-summary: {\"workload\":\"cachebench\",\"small_kib\":$ARG_small_kib,\"large_kib\":$ARG_large_kib,\"stride\":$ARG_stride,\"passes\":$ARG_passes,\"handoffs\":$ARG_handoffs,\"iterations\":$ARG_iterations,\"tests\":[$(cat sweep-small.json),$(cat sweep-large.json),$(cat pingpong.json),$(cat falseshare.json),$(cat storeload.json)]}"
+# The pointer chase only when asked for (chase_steps > 0): a region of its own.
+chase=""
+if [ "${ARG_chase_steps:?}" -gt 0 ]; then
+    cachebench chase "$ARG_large_kib" "$ARG_chase_steps" > chase.json
+    chase=",$(cat chase.json)"
+fi
+echo "hotline-summary: {\"workload\":\"cachebench\",\"small_kib\":$ARG_small_kib,\"large_kib\":$ARG_large_kib,\"stride\":$ARG_stride,\"passes\":$ARG_passes,\"handoffs\":$ARG_handoffs,\"iterations\":$ARG_iterations,\"chase_steps\":$ARG_chase_steps,\"tests\":[$(cat sweep-small.json),$(cat sweep-large.json),$(cat pingpong.json),$(cat falseshare.json),$(cat storeload.json)$chase]}"
