@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from hotline import paths
-from hotline.analysis import claims
+from hotline.analysis import claims, claims_page
 from hotline.analysis.claims import CLAIMS, INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
 from hotline.analysis.claims.common import BASE, CHAIN, FORK, HASHLOCK, SIDE_BASE, SIDE_CHAIN
 from hotline.analysis.claims.rules import Condition, Interval, Rule
@@ -299,6 +299,8 @@ def test_c1_on_o3_cores_is_system_time(tmp_path, base, chain, verdict):
     c = check("C1", e.results())
     assert c.verdict == verdict and c.measure == "cycles (gem5 O3)"
     assert c.numbers["intervals"]["ratio"][0] == pytest.approx(chain / base)
+    # The claims page draws it as time, in the column's colour.
+    assert "<img" in claims_page.picture_html(CLAIMS["C1"], {"gem5, O3": c})
     assert c.numbers["intervals"]["chain_share"][0] == pytest.approx(40 / chain)
     assert c.measured.startswith(f"x{chain / base:.3f} system cycles (gem5 O3); pte_chain_add "
                                  f"{15 / chain:.1%}, pte_chain_remove {25 / chain:.1%} of "
@@ -706,6 +708,7 @@ def test_c8_on_o3_cores_ranks_by_cpu_time(tmp_path):
             "unmap_page_range", 50, offset=0x20, count=9)}])
     c = check("C8", e.results())
     assert c.verdict == SUPPORTED and c.measure == "cycles (gem5 O3)"
+    assert "<img" in claims_page.picture_html(CLAIMS["C8"], {"gem5": c})
     assert c.numbers["rank"] == {"unmap_page_range": 1, "filemap_map_pages": 2}
     assert c.measured == ("unmap_page_range #1 (31.0%), filemap_map_pages with "
                           "next_uptodate_page #2 (25.0%) of CPU time; zap's top instruction "

@@ -275,7 +275,7 @@ def _c8(figure: Figure, measured: Measured) -> str:
         ax.barh(names, [shares[n] * 100 for n in names],
                 color=[column_colour(backend) if n in marked else "#c7d3e8" for n in names])
         ax.set_title(backend)
-        ax.set_xlabel("% of kernel L1 stall cycles")
+        ax.set_xlabel(f"% of {check.numbers['share_of']}")
     return ("C8: the script storm's top kernel functions (zap = unmap_page_range, fault-around "
             "= filemap_map_pages, marked)")
 

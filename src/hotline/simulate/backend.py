@@ -11,6 +11,10 @@ a backend is chosen by the name an experiment spec gives.  The experiment
                            (its binary, machines it can build)
   identity()               what names it in a run's conditions and key (its
                            version, its configuration)
+  settings(spec, system, repeat)
+                           the spec's settings only it has, as a run of this
+                           repeat has them (QEMU: the quantum, the phase)
+  perturbation(spec)       what makes the spec's repeats differ, or None
   threads(spec, system)    host threads one run keeps busy
   memory_mib(spec, system) host memory one run may use, the guest's included
   run(job)                 the simulator in the run directory to the

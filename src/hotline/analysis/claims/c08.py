@@ -13,11 +13,11 @@ labelled as such: the ranking by L1 stall cycles (the cache model's on QEMU,
 the misses' latencies on gem5's timing cores).
 """
 
-from hotline.analysis.claims.claim import Claim, Needs
 import json
 
 import pandas as pd
 
+from hotline.analysis.claims.claim import Claim, Needs
 from hotline.analysis.claims.common import O3_CYCLES, kernel_rows, largest_storm, no_table
 from hotline.analysis.claims.rules import Condition, Measured, Rule
 from hotline.analysis.claims.seeds import FIGURES
@@ -56,7 +56,7 @@ def one_symbol(frame: pd.DataFrame) -> pd.DataFrame:
                                                      FAULT_AROUND[0]))
 
 
-def scripts(results: Results, runs: list[str]) -> int:
+def storm_size(results: Results, runs: list[str]) -> int:
     """The scripts of the storm these runs ran."""
     params = results.select(results.ok, run_id=runs)["params"]
     return max((json.loads(p).get("scripts", 0) for p in params), default=0)
@@ -81,7 +81,7 @@ def from_cycles(results: Results, cycles: pd.DataFrame) -> Measured:
                     {"rank": rank, "top_object": top,
                      "shares": share.sort_values(ascending=False).head(10).to_dict(),
                      "share_of": "CPU time",
-                     "scripts": scripts(results, sorted(set(cycles["run"])))}, O3_CYCLES)
+                     "scripts": storm_size(results, sorted(set(cycles["run"])))}, O3_CYCLES)
 
 
 def figures(results: Results, design: str) -> Measured | str:
