@@ -288,12 +288,13 @@ def kcycles(symbol: str, charged: float, offset: int = 0, cpu: int = 0, user: bo
 ])
 def test_c1_on_o3_cores_is_system_time(tmp_path, base, chain, verdict):
     """System time: the cycles of kernel instructions on every CPU; user
-    cycles (here far more on the reference) count for nothing; the timing
-    runs' simulated time is not read where O3 profiled both."""
+    cycles and the idle loop's (here far more on the reference) count for
+    nothing; the timing runs' simulated time is not read where O3 profiled
+    both."""
     e = experiment(tmp_path, backend="gem5")
     e.run(BASE, "forkstorm", misses=[miss("f", 0)], roi=ROI, cycles=[
         kcycles("copy_page_range", base / 2, cpu=0), kcycles("zap", base / 2, cpu=1),
-        kcycles("", 10 ** 6, user=True)])
+        kcycles("", 10 ** 6, user=True), kcycles("mwait_idle", 10 ** 6, cpu=3)])
     e.run(CHAIN, "forkstorm", misses=[miss("f", 0)], roi=ROI, cycles=[
         kcycles("copy_page_range", chain - 40, cpu=0), kcycles("pte_chain_add", 15, cpu=1),
         kcycles("pte_chain_remove", 25, cpu=2), kcycles("", 10, user=True)])
@@ -701,7 +702,8 @@ def test_c8_on_o3_cores_ranks_by_cpu_time(tmp_path):
                                                                 offset=0x20),
         kcycles("filemap_map_pages", 100, offset=0x30), kcycles("next_uptodate_page", 150,
                                                                  offset=0x40),
-        kcycles("f0", 20, offset=0x50), kcycles("", 420, user=True)])
+        kcycles("f0", 20, offset=0x50), kcycles("", 420, user=True),
+        kcycles("mwait_idle", 5000, offset=0x60)])
     e.rows.setdefault("misses", []).extend([
         {"run": run, "cpu": 0, "pc": K + 0x10, "kind": "read", "source_line": "", **miss(
             "unmap_page_range", 5, offset=0x10, obj="struct page")},

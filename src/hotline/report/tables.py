@@ -23,7 +23,7 @@ _OBJDUMP_LINE = re.compile(r"^\s*([0-9a-f]+):\t([0-9a-f ]+?)\s*\t(.*)$")
 COLUMNS = {
     "misses": ["cpu", "pc", "space", "kind", "symbol", "offset", "source_line", "object", "field",
                "level", "cause", "count", "cycles"],
-    "instructions": ["pc", "bytes"],
+    "instructions": ["pc", "bytes", "kind", "accesses"],
     "coherence": ["cpu", "pc", "symbol", "offset", "object", "field", "thief_cpu", "thief_pc",
                   "thief_symbol", "thief_offset", "count"],
     "rapw": ["store_pc", "store_symbol", "store_offset", "load_pc", "load_symbol",
@@ -34,7 +34,8 @@ COLUMNS = {
 }
 # The types of the columns that are not integers, for an absent table's empty frame.
 DTYPES = {"cycles": "float64", **{f"cycles_{c}": "float64" for c in CYCLE_CAUSES},
-          "bytes": "string", "symbol": "string", "object": "string", "field": "string",
+          "bytes": "string", "kind": "string", "symbol": "string", "object": "string",
+          "field": "string",
           "thief_symbol": "string", "store_symbol": "string", "load_symbol": "string"}
 
 

@@ -6,8 +6,9 @@ instruction of it (the first touch of struct page) about 1%, and
 filemap_map_pages #2.
 
 Measure: kernel functions ranked by their share of the CPUs' time where
-gem5's O3 cores profiled the storm (cycles charged to each instruction, all
-of them: what oprofile sampled), zap's top instruction the one charged the
+gem5's O3 cores profiled the storm (cycles charged to each instruction,
+all of them but the idle loop's: what oprofile sampled on CPUs that halted
+when idle), zap's top instruction the one charged the
 most, and what its misses were on.  Without a cycle profile, a stand-in
 labelled as such: the ranking by L1 stall cycles (the cache model's on QEMU,
 the misses' latencies on gem5's timing cores).
@@ -18,7 +19,8 @@ import json
 import pandas as pd
 
 from hotline.analysis.claims.claim import Claim, Needs
-from hotline.analysis.claims.common import O3_CYCLES, kernel_rows, largest_storm, no_table
+from hotline.analysis.claims.common import (
+    O3_CYCLES, busy_rows, kernel_rows, largest_storm, no_table)
 from hotline.analysis.claims.rules import Condition, Measured, Rule
 from hotline.analysis.claims.seeds import FIGURES
 from hotline.analysis.cost import function_shares
@@ -65,7 +67,7 @@ def storm_size(results: Results, runs: list[str]) -> int:
 def from_cycles(results: Results, cycles: pd.DataFrame) -> Measured:
     """C8 on the O3 cycle profile of one storm."""
     kernel = one_symbol(kernel_rows(cycles))
-    share = kernel.groupby("symbol")["cycles"].sum() / cycles["cycles"].sum()
+    share = kernel.groupby("symbol")["cycles"].sum() / busy_rows(cycles)["cycles"].sum()
     share = share[share.index != ""]
     rank = ranked(share)
     zap = kernel[kernel["symbol"] == ZAP].groupby("pc")["cycles"].sum()
