@@ -103,3 +103,13 @@ def test_the_listing_shows_time_beside_misses_when_the_run_has_it(monkeypatch):
     assert "40" in line and "40.0%" in line and "25.0%" in line and "load_memory" in line
     page = annotate.as_html({}, a)
     assert "<th>sampled</th>" in page and "<td>25.0%</td>" in page
+
+
+def test_a_run_without_an_instructions_table_reads_as_one_with_no_rows(tmp_path):
+    """gem5 runs make no instructions table: annotate still selects from it
+    (by pc and kind) and sums its accesses."""
+    from hotline.report.tables import RunTables
+    t = RunTables.read(tmp_path, made=set())
+    data = t.instructions[t.instructions["pc"].isin([K]) & (t.instructions["kind"] != "fetch")]
+    assert data.empty and data.groupby("pc")["accesses"].sum().empty
+    assert "instructions" in t.absent
