@@ -114,6 +114,7 @@ class Qemu(Backend):
         # QEMU runs in the run directory and names its outputs relative to
         # it, so command.sh stays valid after the directory is renamed.
         spec, system, plugin, work = job.spec, job.system, job.plugin, job.work
+        quantum, phase = self.quantum(spec), self.phase(spec, system, job.repeat)
         scratch = load_workload(job.workload).scratch_disks
         disks = simulator.make_scratch_disks(work, scratch.count(job.params),
                                              scratch.size_mib(job.params)) if scratch else ()
@@ -124,10 +125,8 @@ class Qemu(Backend):
             plugin_args=(plugin.qemu_argument(
                 Path(f"{plugin.name}.out"),
                 plugins.plugin_options(plugin.name, system, job.kernel.directory, spec.mode,
-                                       self.quantum(spec),
-                                       self.phase(spec, system, job.repeat))),)
+                                       quantum, phase)),)
             if plugin else (), scratch_disks=disks)
-        quantum, phase = self.quantum(spec), self.phase(spec, system, job.repeat)
         turns = (f", turns of at most {quantum} instructions" if quantum else "") + \
                 (f" at phase {phase}" if phase else "")
         say(f"run {job.run_id}: booting {system.cpus} vCPUs ({spec.mode} mode{turns})")
