@@ -1,5 +1,7 @@
 """What the instruments cost: the same fork storm under plain TCG, TCG with
-an empty plugin, with roi-count and with hotline-cache (the full 4-core
+an empty plugin, with roi-count, with inline-count (QEMU's inline counters,
+no callbacks; parallel mode only), with callbacks (hotline-cache's callbacks,
+doing nothing: the floor under it) and with hotline-cache (the full 4-core
 model), all in one mode, one run each after another on this machine, as many
 rounds as asked (the configurations alternate within each round, since this
 machine's speed drifts by 10-15% within an hour).
@@ -20,8 +22,8 @@ otherwise idle machine.
 --quanta times hotline-cache at each quantum too (deterministic mode:
 instructions per vCPU turn, docs/interleaving.md; 0 is QEMU's own turns);
 without it hotline-cache runs at the default.  --only keeps the named
-configurations (none, empty, roi-count, hotline-cache, hotline-cache@N,
-qemu-contrib-cache).
+configurations (none, empty, roi-count, inline-count, callbacks,
+hotline-cache, hotline-cache@N, qemu-contrib-cache).
 
 --contrib-cache times the closest peer too: QEMU's own cache plugin
 (contrib/plugins/cache.c: per-core L1I, L1D and L2, LRU, no coherence, no
@@ -50,7 +52,7 @@ from hotline.simulate.qemu.plugins import build_plugin, plugin_options
 from hotline.workloads import load_workload
 
 RESULTS = Path(__file__).parent / "results"
-CONFIGS = [None, "empty", "roi-count", "hotline-cache"]
+CONFIGS = [None, "empty", "roi-count", "callbacks", "hotline-cache"]
 CONTRIB_CACHE = "qemu-contrib-cache"
 
 
@@ -68,6 +70,9 @@ def configurations(args) -> list[tuple[str, str | None, int]]:
     """(label, plugin, quantum) of each configuration to time."""
     quantum = DEFAULT_QUANTUM if args.mode == "deterministic" else 0
     configs = [(name or "none", name, 0) for name in CONFIGS[:-1]]
+    if args.mode == "parallel":
+        # QEMU's inline operations crash round-robin TCG (plugins/inline-count.c).
+        configs.insert(CONFIGS.index("callbacks"), ("inline-count", "inline-count", 0))
     if args.quanta:
         configs += [(f"hotline-cache@{q}", "hotline-cache", q) for q in args.quanta]
     else:

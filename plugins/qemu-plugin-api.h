@@ -107,6 +107,27 @@ void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *insn,
 				      enum qemu_plugin_cb_flags flags,
 				      enum qemu_plugin_mem_rw rw, void *userdata);
 
+/* Inline operations: QEMU adds to a per-vCPU counter in the generated code,
+ * without a call. */
+struct qemu_plugin_scoreboard;
+typedef struct {
+	struct qemu_plugin_scoreboard *score;
+	size_t offset;
+} qemu_plugin_u64;
+enum qemu_plugin_op {
+	QEMU_PLUGIN_INLINE_ADD_U64,
+	QEMU_PLUGIN_INLINE_STORE_U64,
+};
+struct qemu_plugin_scoreboard *qemu_plugin_scoreboard_new(size_t element_size);
+uint64_t qemu_plugin_u64_sum(qemu_plugin_u64 entry);
+void qemu_plugin_register_vcpu_tb_exec_inline_per_vcpu(struct qemu_plugin_tb *tb,
+							enum qemu_plugin_op op,
+							qemu_plugin_u64 entry, uint64_t imm);
+void qemu_plugin_register_vcpu_mem_inline_per_vcpu(struct qemu_plugin_insn *insn,
+						    enum qemu_plugin_mem_rw rw,
+						    enum qemu_plugin_op op,
+						    qemu_plugin_u64 entry, uint64_t imm);
+
 /* Translation-time queries. */
 size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
 uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);

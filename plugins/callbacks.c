@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * callbacks: the floor under hotline-cache, for bench/plugin_overhead.py.
+ * It registers what hotline-cache registers, the way hotline-cache does (a
+ * callback per executed block, reading the registers as deterministic mode's
+ * does; a memory callback on every instruction), and in the memory callback
+ * asks QEMU for the access's physical address, as any cache model of
+ * physical lines must.  Then it does nothing: its run's time over plain TCG
+ * is what QEMU's callback mechanism costs, and the rest of hotline-cache's
+ * is the model's and the accounting's.
+ *
+ *   -plugin callbacks.so,out=FILE      (FILE is accepted and left empty)
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "qemu-plugin-api.h"
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_version = HOTLINE_QEMU_PLUGIN_API_VERSION;
+
+static void on_block(unsigned int vcpu_index, void *udata)
+{
+	(void)vcpu_index, (void)udata;
+}
+
+/* The physical address is asked for and dropped: the compiler cannot drop
+ * the calls, which go into QEMU. */
+static void on_access(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t vaddr,
+		      void *udata)
+{
+	struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
+
+	(void)vcpu_index, (void)udata;
+	if (hw && !qemu_plugin_hwaddr_is_io(hw))
+		(void)qemu_plugin_hwaddr_phys_addr(hw);
+}
+
+static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+	size_t n = qemu_plugin_tb_n_insns(tb);
+
+	(void)id;
+	for (size_t i = 0; i < n; i++)
+		qemu_plugin_register_vcpu_mem_cb(qemu_plugin_tb_get_insn(tb, i), on_access,
+						 QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, NULL);
+	qemu_plugin_register_vcpu_tb_exec_cb(tb, on_block, QEMU_PLUGIN_CB_R_REGS, NULL);
+}
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
+					   int argc, char **argv)
+{
+	(void)info;
+	for (int i = 0; i < argc; i++)
+		if (strncmp(argv[i], "out=", 4)) {
+			fprintf(stderr, "callbacks: unknown option '%s' (expected out=FILE)\n",
+				argv[i]);
+			return -1;
+		}
+	qemu_plugin_register_vcpu_tb_trans_cb(id, on_translate);
+	return 0;
+}
