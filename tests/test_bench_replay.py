@@ -89,3 +89,27 @@ def test_every_miss_tuple_survives_the_tables_growing(tmp_path):
         mine = misses[misses["pc"] == pc]
         assert sorted(mine["data"]) == [KERNEL_DATA + i * 64 for i in range(LINES)]
         assert mine[["l1", "l2", "l3"]].drop_duplicates().values.tolist() == [outcomes]
+
+
+def test_a_repeated_miss_finds_its_tuple_after_the_tables_grew(tmp_path):
+    """An instruction's record remembers the slot of the tuple it counted
+    last, to count a repeat there; when the table grows, the tuples move.
+    CPU 0's user load reads a user line (compulsory at every level, data
+    key 0), another instruction then counts 100,000 kernel-line tuples (the
+    table doubles five times), and the user load reads a second user line:
+    the same key again, so its one tuple counts 2, and no other counts more
+    than 1."""
+    replay = build_replay(tmp_path)
+    user, kernel = 0x401000, 0xFFFFFFFF81000000
+    (tmp_path / "t.trace").write_bytes(b"".join([
+        access(0, 0, user, 0x7F0000, 0x10000000),
+        *(access(0, 0, kernel, KERNEL_DATA + i * 64, i * 64) for i in range(LINES)),
+        access(0, 0, user, 0x7F1000, 0x10001000),
+    ]))
+    subprocess.run([str(replay), "t.trace", "out", *OPTIONS], cwd=tmp_path, check=True,
+                   capture_output=True)
+    misses = plugin_output.read(Path(tmp_path / "out"))["miss"]
+    mine = misses[misses["pc"] == user]
+    assert mine[["data", "l1", "l2", "l3", "count"]].values.tolist() == \
+        [[0, "compulsory", "compulsory", "compulsory", 2]]
+    assert len(misses) == LINES + 1 and misses["count"].sum() == LINES + 2

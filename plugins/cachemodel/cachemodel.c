@@ -48,6 +48,7 @@
  */
 #define _GNU_SOURCE		/* PTHREAD_MUTEX_ADAPTIVE_NP */
 #include "cachemodel.h"
+#include "huge-pages.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -73,7 +74,8 @@ void CM_RACE_POINT(void);
 
 /* ---- seen: a growable bitmap of line numbers ---------------------------- */
 
-#define SEEN_CHUNK_BITS 20	/* lines per chunk: 2^20 bits = 128 KiB */
+#define SEEN_CHUNK_BITS 24	/* lines per chunk: 2^24 bits = 2 MiB, a huge page */
+#define SEEN_CHUNK_BYTES ((1u << SEEN_CHUNK_BITS) / 8)
 
 struct seen {
 	uint64_t **chunks;
@@ -94,7 +96,7 @@ static bool seen_test_and_set(struct seen *s, uint64_t line)
 		s->n = n;
 	}
 	if (!s->chunks[chunk])
-		s->chunks[chunk] = calloc((1u << SEEN_CHUNK_BITS) / 64, sizeof(uint64_t));
+		s->chunks[chunk] = huge_zalloc(SEEN_CHUNK_BYTES);
 	uint64_t *word = &s->chunks[chunk][bit / 64], mask = 1ull << (bit % 64);
 	bool was = *word & mask;
 
@@ -105,7 +107,7 @@ static bool seen_test_and_set(struct seen *s, uint64_t line)
 static void seen_free(struct seen *s)
 {
 	for (size_t i = 0; i < s->n; i++)
-		free(s->chunks[i]);
+		huge_free(s->chunks[i], SEEN_CHUNK_BYTES);
 	free(s->chunks);
 }
 
@@ -143,8 +145,8 @@ static void shadow_init(struct shadow *s, uint32_t cap)
 	s->used = 0;
 	s->head = s->tail = NIL;
 	s->mask = size - 1;
-	s->nodes = calloc(cap, sizeof(*s->nodes));
-	s->table = calloc(size, sizeof(*s->table));
+	s->nodes = huge_zalloc(cap * sizeof(*s->nodes));
+	s->table = huge_zalloc(size * sizeof(*s->table));
 }
 
 static uint32_t *shadow_slot(struct shadow *s, uint64_t line)
@@ -229,8 +231,8 @@ static bool shadow_access(struct shadow *s, uint64_t line)
 
 static void shadow_free(struct shadow *s)
 {
-	free(s->nodes);
-	free(s->table);
+	huge_free(s->nodes, s->cap * sizeof(*s->nodes));
+	huge_free(s->table, (s->mask + 1) * sizeof(*s->table));
 }
 
 /* ---- cache: set-associative, LRU ---------------------------------------- */
@@ -255,14 +257,14 @@ static void cache_init(struct cache *c, const struct cm_cache_config *cfg, uint3
 	c->sets = cfg->size_bytes / line_bytes / cfg->assoc;
 	c->latency = cfg->latency;
 	c->clock = 0;
-	c->ways = calloc((size_t)c->sets * c->assoc, sizeof(*c->ways));
+	c->ways = huge_zalloc((size_t)c->sets * c->assoc * sizeof(*c->ways));
 	shadow_init(&c->shadow, c->sets * c->assoc);
 	memset(&c->seen, 0, sizeof(c->seen));
 }
 
 static void cache_free(struct cache *c)
 {
-	free(c->ways);
+	huge_free(c->ways, (size_t)c->sets * c->assoc * sizeof(*c->ways));
 	shadow_free(&c->shadow);
 	seen_free(&c->seen);
 }

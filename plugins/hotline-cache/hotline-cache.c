@@ -149,10 +149,14 @@ static void account_miss(uint32_t core, uint64_t pc, uint64_t vaddr, enum kind k
 		s->cycles += r->cycles;
 		s->l2[r->l2]++;
 		s->l3[r->l3]++;
-		/* An instruction's misses often repeat its last one's tuple. */
-		if (s->last_miss && !memcmp(&s->last_miss->key, &miss, sizeof(miss))) {
-			s->last_miss->count++;
-			s->last_miss->cycles += r->cycles;
+		/* An instruction's misses often repeat its last one's tuple.  Its
+		 * slot may have gone to another tuple as the table grew, or been
+		 * emptied (a miss's key is never all zeros): the key says. */
+		struct tuple *last = &tally->misses.slots[s->last_miss & tally->misses.mask];
+
+		if (!memcmp(&last->key, &miss, sizeof(miss))) {
+			last->count++;
+			last->cycles += r->cycles;
 		} else {
 			s->last_miss = count_tuple(&tally->misses, &miss, r->cycles);
 		}

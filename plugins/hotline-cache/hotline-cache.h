@@ -57,7 +57,7 @@ extern const char *const kind_names[NKINDS];
 struct insn_stats {
 	uint64_t accesses, cycles;	/* of the accesses that missed the L1 */
 	uint64_t l1[CM_NOUTCOMES], l2[CM_NOUTCOMES], l3[CM_NOUTCOMES];
-	struct tuple *last_miss;	/* the miss tuple this one counted last */
+	uint64_t last_miss;	/* the slot of the miss tuple counted last (count_tuple) */
 };
 
 /*
@@ -120,14 +120,14 @@ struct key {
 _Static_assert(sizeof(struct key) == 4 * sizeof(uint64_t),
 	       "struct key has no padding: keys are hashed and compared as four words");
 
+/* A slot of a table of tuples; count 0: empty, key all zeros. */
 struct tuple {
 	struct key key;
 	uint64_t count, cycles;
-	struct tuple *next;
 };
 
 #define BUCKETS (1u << 20)	/* a fork storm has some 10^5 instructions and blocks */
-#define TUPLE_BUCKETS (1u << 16)	/* at first: a table doubles as it fills */
+#define TUPLE_SLOTS (1u << 16)	/* at first: a table doubles as it fills */
 extern struct insn *insns[BUCKETS];
 extern struct block *blocks[BUCKETS];
 
@@ -147,12 +147,18 @@ static inline uint64_t bucket(uint64_t a, uint64_t b, uint64_t c)
  * disjoint, and a core's thread changes only its own, under the tally's
  * lock, which no other thread takes but to reset, dump or report.
  * Unthreaded there is one tally.
+ *
+ * A table is open-addressed with the tuples in its slots (linear probing,
+ * at most three quarters full, twice the slots when it would be more): at
+ * default scale the fork storm counts 4.5 million miss tuples, and a
+ * lookup that followed a bucket's pointer to a tuple elsewhere took two of
+ * the host's cache misses where one slot's line now takes one (bench/README.md).
  */
 struct tally {
 	pthread_mutex_t lock;
 	struct table {
-		struct tuple **buckets;
-		uint64_t mask;		/* buckets - 1 */
+		struct tuple *slots;
+		uint64_t mask;		/* slots - 1 */
 		uint64_t tuples;
 	} misses, stolen, rapw;
 };
@@ -161,14 +167,17 @@ extern struct tally *tallies;
 extern uint32_t ntallies;		/* threaded: the cores; else 1 */
 
 /* Every tuple of one table (misses, stolen, rapw), tally by tally, each in
- * bucket order. */
+ * slot order. */
 #define FOR_EACH_TUPLE(t, table)						\
 	for (uint32_t set_ = 0; set_ < ntallies; set_++)			\
-		for (uint64_t i_ = 0; i_ <= tallies[set_].table.mask; i_++)	\
-			for (struct tuple *t = tallies[set_].table.buckets[i_]; t; t = t->next)
+		for (const struct tuple *t = tallies[set_].table.slots,		\
+		     *end_ = t + tallies[set_].table.mask + 1; t < end_; t++)	\
+			if (t->count)
 
 void tally_init(struct tally *t);
-struct tuple *count_tuple(struct table *table, const struct key *key, uint64_t cycles);
+/* Counts the tuple; returns its slot, which stays its slot until the table
+ * grows (a caller that keeps it compares the key before using it again). */
+uint64_t count_tuple(struct table *table, const struct key *key, uint64_t cycles);
 struct insn *insn_at(uint64_t pc, const uint8_t *bytes, size_t len);
 struct block *block_at(uint64_t vaddr, uint64_t end, uint32_t count, struct insn *first);
 void reset_counters(void);
@@ -252,6 +261,7 @@ void data_access(uint32_t core, struct insn *n, uint64_t vaddr, uint64_t paddr, 
 
 void dump_counters(void);
 void report(qemu_plugin_id_t id, void *udata);
+void remove_output(const char *path);
 
 /* ---- the executing CPU, cpu=guest (guest-cpu.c) -------------------------- */
 

@@ -4,10 +4,13 @@
  * block, and the counted tuples (misses, coherence misses with their
  * thieves, reads after partial writes) in tables that grow as they fill.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hotline-cache.h"
+#include "huge-pages.h"
 
 const char *const kind_names[NKINDS] = {
 	[KIND_READ] = "read", [KIND_WRITE] = "write", [KIND_RMW] = "rmw", [KIND_FETCH] = "fetch",
@@ -19,9 +22,45 @@ struct block *blocks[BUCKETS];
 struct tally *tallies;
 uint32_t ntallies;		/* threaded: the cores; else 1 */
 
+/* As a failed write does (output.c): one line, no output, QEMU exits 1. */
+static void out_of_memory(const char *what, size_t bytes)
+{
+	fprintf(stderr, "hotline-cache: out of memory for %s (%zu MiB more); the run's counts "
+		"are lost\n", what, bytes >> 20);
+	fflush(NULL);
+	remove_output(out_path);
+	_exit(1);
+}
+
+/*
+ * The instruction and block records, which live as long as the plugin:
+ * carved in translation order from chunks of 2 MiB pages (huge-pages.h), so
+ * that the records of the instructions a block runs lie together.
+ */
+#define RECORD_CHUNK ((size_t)32 << 20)
+
+static void *record_zalloc(size_t bytes, size_t align)
+{
+	static char *next, *end;
+
+	next = (char *)(((uintptr_t)next + align - 1) & ~(uintptr_t)(align - 1));
+	if (!next || next + bytes > end) {
+		size_t chunk = bytes > RECORD_CHUNK ? bytes : RECORD_CHUNK;
+
+		if (!(next = huge_zalloc(chunk)))
+			out_of_memory("instruction records", chunk);
+		end = next + chunk;
+	}
+	next += bytes;
+	return next - bytes;
+}
+
 static void table_init(struct table *t)
 {
-	*t = (struct table){ calloc(TUPLE_BUCKETS, sizeof(*t->buckets)), TUPLE_BUCKETS - 1, 0 };
+	if (!(t->slots = huge_zalloc(TUPLE_SLOTS * sizeof(*t->slots))))
+		out_of_memory("counted tuples", TUPLE_SLOTS * sizeof(*t->slots));
+	t->mask = TUPLE_SLOTS - 1;
+	t->tuples = 0;
 }
 
 void tally_init(struct tally *t)
@@ -40,62 +79,52 @@ static uint64_t tuple_hash(const struct key *key)
 	return bucket(w[0], w[1], w[2] ^ w[3] * 0xd6e8feb86659fd93ull);
 }
 
+/* The slot of the tuple with this key, or the empty slot where it would go. */
+static uint64_t find_slot(const struct tuple *slots, uint64_t mask, const struct key *key)
+{
+	uint64_t i = tuple_hash(key) & mask;
+
+	while (slots[i].count && memcmp(&slots[i].key, key, sizeof(*key)))
+		i = (i + 1) & mask;
+	return i;
+}
+
 /*
- * Twice the buckets, once the table holds as many tuples as buckets: at
- * default scale the fork storm counts 5 million miss tuples, and walking
- * chains five deep in a table of a million buckets, a cache miss a step,
- * took 18% of the run (perf, bench/README.md).  The tuples stay where they
- * are (an instruction's last_miss points at one); only the chains are
- * relinked, in the order of the old buckets, so the table's order, and with
- * it the output's, depends only on what was counted.
+ * Twice the slots.  The tuples move in the order of the old slots, so the
+ * table's order, and with it the output's, depends only on what was
+ * counted.
  */
 static void table_grow(struct table *t)
 {
 	uint64_t mask = t->mask * 2 + 1;
-	struct tuple **buckets = calloc(mask + 1, sizeof(*buckets));
+	size_t bytes = (mask + 1) * sizeof(struct tuple);
+	struct tuple *slots = huge_zalloc(bytes);
 
-	if (!buckets)
-		return;		/* longer chains, still right */
+	if (!slots)
+		out_of_memory("counted tuples", bytes);
 	for (uint64_t i = 0; i <= t->mask; i++)
-		for (struct tuple *u = t->buckets[i], *next; u; u = next) {
-			struct tuple **slot = &buckets[tuple_hash(&u->key) & mask];
-
-			next = u->next;
-			u->next = *slot;
-			*slot = u;
-		}
-	free(t->buckets);
-	t->buckets = buckets;
+		if (t->slots[i].count)
+			slots[find_slot(slots, mask, &t->slots[i].key)] = t->slots[i];
+	huge_free(t->slots, (t->mask + 1) * sizeof(struct tuple));
+	t->slots = slots;
 	t->mask = mask;
 }
 
-struct tuple *count_tuple(struct table *table, const struct key *key, uint64_t cycles)
+uint64_t count_tuple(struct table *table, const struct key *key, uint64_t cycles)
 {
-	struct tuple **slot = &table->buckets[tuple_hash(key) & table->mask], *t;
+	uint64_t i = find_slot(table->slots, table->mask, key);
 
-	for (t = *slot; t; t = t->next)
-		if (!memcmp(&t->key, key, sizeof(*key)))
-			break;
-	if (!t) {
-		t = calloc(1, sizeof(*t));
-		*t = (struct tuple){ .key = *key, .next = *slot };
-		*slot = t;
-		if (++table->tuples > table->mask)
+	if (!table->slots[i].count) {
+		if (4 * (table->tuples + 1) > 3 * (table->mask + 1)) {
 			table_grow(table);
+			i = find_slot(table->slots, table->mask, key);
+		}
+		table->slots[i].key = *key;
+		table->tuples++;
 	}
-	t->count++;
-	t->cycles += cycles;
-	return t;
-}
-
-static void free_tuples(struct tuple **slot)
-{
-	while (*slot) {
-		struct tuple *next = (*slot)->next;
-
-		free(*slot);
-		*slot = next;
-	}
+	table->slots[i].count++;
+	table->slots[i].cycles += cycles;
+	return i;
 }
 
 void lock_all(void)
@@ -114,8 +143,7 @@ void unlock_all(void)
 
 static void table_clear(struct table *t)
 {
-	for (uint64_t i = 0; i <= t->mask; i++)
-		free_tuples(&t->buckets[i]);
+	memset(t->slots, 0, (t->mask + 1) * sizeof(*t->slots));
 	t->tuples = 0;
 }
 
@@ -170,8 +198,7 @@ struct insn *insn_at(uint64_t pc, const uint8_t *bytes, size_t len)
 		if (n->pc == pc)
 			break;
 	if (!n) {
-		n = aligned_alloc(_Alignof(struct insn), sizeof(*n));
-		memset(n, 0, sizeof(*n));
+		n = record_zalloc(sizeof(*n), _Alignof(struct insn));
 		n->pc = pc;
 		n->next = *slot;
 		*slot = n;
@@ -194,8 +221,9 @@ struct block *block_at(uint64_t vaddr, uint64_t end, uint32_t count, struct insn
 	for (b = *slot; b; b = b->next)
 		if (b->vaddr == vaddr && b->end == end)
 			return b;
-	b = calloc(1, sizeof(*b));
-	*b = (struct block){ vaddr, end, count, first, *slot };
+	b = record_zalloc(sizeof(*b), _Alignof(struct block));
+	*b = (struct block){ .vaddr = vaddr, .end = end, .insns = count, .first = first,
+			     .next = *slot };
 	*slot = b;
 	return b;
 }
