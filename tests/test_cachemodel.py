@@ -86,6 +86,42 @@ def test_a_line_used_again_after_another_is_the_newest_of_its_set():
     assert model.check() is None
 
 
+def test_going_back_to_the_line_before_the_last_moves_it_to_the_front_of_the_shadow():
+    # 0, 1, 0: the third access goes back to the line before the last (the
+    # model's shortcut for it, struct core's prev).  The L1's 16-line shadow
+    # then holds 0 before 1.  Fifteen new lines follow: 9 and 17 take set 1's
+    # two ways from 1, thirteen others fill sets 2 to 7; the shadow, over its
+    # 16 lines, lets go of its oldest, 1.  So 1 misses in the L1 where a
+    # fully associative cache of its size would miss too: capacity, and the
+    # L2 (64 lines) still has it.  Had the third access left 0 behind 1 in
+    # the shadow, 0 would have gone instead, and 1 would read as conflict.
+    model = small()
+    got = [model.access(0, "load", l * LINE) for l in [0, 1, 0]]
+    assert [(a.l1, a.l2) for a in got] == [("compulsory", "compulsory")] * 2 + \
+        [("hit", "not-reached")]
+    for l in [9, 17, 2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14, 15, 18]:
+        model.access(0, "load", l * LINE)
+    again = model.access(0, "load", 1 * LINE)
+    assert (again.l1, again.l2) == ("capacity", "hit")
+    assert model.check() is None
+
+
+def test_a_downgraded_line_before_the_last_is_upgraded_when_written_again():
+    # CPU 0 writes 0, then 1: 0 is its line before the last, Modified.  CPU 1
+    # reads 0, which takes CPU 0's copy down to Shared.  CPU 0's next write
+    # to 0 must ask for it again (upgrade, invalidating CPU 1's copy), and
+    # CPU 1's next read finds its copy stolen by CPU 0.
+    model = small(cores=2)
+    model.access(0, "store", 0)
+    model.access(0, "store", LINE)
+    model.access(1, "load", 0)
+    write = model.access(0, "store", 0, pc=7)
+    assert (write.l1, write.l2) == ("upgrade", "not-reached")
+    read = model.access(1, "load", 0)
+    assert (read.l1, read.stolen_by, read.stolen_by_pc) == ("coherence", 0, 7)
+    assert model.check() is None
+
+
 def test_mesi_between_two_cores():
     m = small(cores=2)
     x = 0x1000

@@ -144,7 +144,8 @@ void cm_paths(const struct cm_model *m, uint32_t core, struct cm_paths *paths);
  * For tests, while no access is running: NULL if the hierarchy is coherent
  * and consistent (a line Exclusive or Modified in one core is in no other;
  * every L1 line is in its L2; the MRU lines are in their L1, Modified where
- * the core counts on it; an inclusive L3 holds every private line), else
+ * the core counts on it, and so is the previous data line if still in the
+ * L1; an inclusive L3 holds every private line), else
  * what is wrong.
  */
 const char *cm_check(struct cm_model *m);

@@ -129,9 +129,11 @@ static struct insn_stats *stats_of(struct insn *n, uint32_t core, enum kind kind
 	return &(*n->core_stats[core])[kind];
 }
 
-/* The rest of account: an L1 miss, or a read after a partial write. */
-static void account_miss(uint32_t core, uint64_t pc, uint64_t vaddr, enum kind kind,
-			 struct insn *n, const struct cm_result *r)
+/* The rest of account: an L1 miss, or a read after a partial write.  Out
+ * of line, so that account's L1 hit saves no registers for it. */
+static __attribute__((noinline)) void account_miss(uint32_t core, uint64_t pc, uint64_t vaddr,
+						   enum kind kind, struct insn *n,
+						   const struct cm_result *r)
 {
 	struct tally *tally = tally_of(core);
 	struct insn_stats *s;
