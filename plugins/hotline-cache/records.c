@@ -48,7 +48,7 @@ static void *record_zalloc(size_t bytes, size_t align)
 		size_t chunk = bytes > RECORD_CHUNK ? bytes : RECORD_CHUNK;
 
 		if (!(next = huge_zalloc(chunk)))
-			out_of_memory("instruction records", chunk);
+			out_of_memory("instruction and block records", chunk);
 		end = next + chunk;
 	}
 	next += bytes;
