@@ -1,9 +1,11 @@
 """What each mode's vCPU scheduling lets coherence figures show: cachebench's
 ping-pong and false-sharing pair under hotline-cache in deterministic mode
-with QEMU's own turns and at each quantum (instructions per vCPU turn), and
+with QEMU's own turns and at each quantum (instructions per vCPU turn),
+the model seeing each quantum's turns as run or woven block by block, and
 once in parallel mode (smoke scale, skylake-4core, baseline kernel).
 
-    .venv/bin/python bench/interleaving.py [--quanta 1000000 100000 ...] [--suffix S]
+    .venv/bin/python bench/interleaving.py [--quanta 1000000 100000 ...]
+        [--interleave turn block] [--no-parallel] [--suffix S]
 
 Prints, per setting and benchmark, the accesses of the benchmark's busiest
 load, its L1D misses by cause, what hardware would show (derived by hand in
@@ -61,18 +63,21 @@ def measure(run_dir: Path, symbols) -> dict:
     return {"benchmarks": rows, "turns": summary}
 
 
-def run(tmp: Path, name: str, mode: str, quantum: int | None, symbols) -> dict:
+def run(tmp: Path, name: str, mode: str, quantum: int | None, interleave: str | None,
+        symbols) -> dict:
     spec = tmp / f"interleaving-{name}.toml"
     spec.write_text(f'description = "interleaving"\nvariants = ["baseline"]\n'
                     f'systems = ["skylake-4core"]\nmode = "{mode}"\n'
                     + (f"quantum = {quantum}\n" if quantum is not None else "")
+                    + (f'interleave = "{interleave}"\n' if interleave else "")
                     + 'plugin = "hotline-cache"\n'
                     'workloads = [{ name = "cachebench", scale = "smoke" }]\n')
     began = time.monotonic()
     (result,) = run_experiment(spec, rerun=True)
     if result.failure:
         raise SystemExit(f"{name}: {result.failure}")
-    return {"mode": mode, "quantum": quantum, "wall_seconds": round(time.monotonic() - began, 1),
+    return {"mode": mode, "quantum": quantum, "interleave": interleave,
+            "wall_seconds": round(time.monotonic() - began, 1),
             **measure(result.directory, symbols)}
 
 
@@ -80,6 +85,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quanta", type=int, nargs="*", default=QUANTA,
                         help="instructions per vCPU turn to measure (default: %(default)s)")
+    parser.add_argument("--interleave", nargs="*", choices=["turn", "block"],
+                        default=["turn", "block"],
+                        help="how the model sees each quantum's turns (default: both)")
+    parser.add_argument("--no-parallel", action="store_true", help="skip parallel mode")
     parser.add_argument("--suffix", default="", help="added to the results file's name")
     args = parser.parse_args()
     results = {"host": platform.node(), "cpus": os.cpu_count(), "settings": []}
@@ -89,11 +98,12 @@ def main() -> None:
             paths.DISK_IMAGES / "workloads" / "cachebench" / "cachebench.c", tmp)
         os.environ["HOTLINE_RESULTS"] = str(tmp / "results")
         # quantum 0: QEMU's own turns, up to the next virtual-timer deadline.
-        settings = [("deterministic", "deterministic", 0),
-                    *((f"quantum-{q}", "deterministic", q) for q in args.quanta),
-                    ("parallel", "parallel", None)]
-        for name, mode, quantum in settings:
-            results["settings"].append(run(tmp, name, mode, quantum, symbols))
+        settings = [("deterministic", "deterministic", 0, None),
+                    *((f"quantum-{q}-{i}", "deterministic", q, i)
+                      for q in args.quanta for i in args.interleave),
+                    *([] if args.no_parallel else [("parallel", "parallel", None, None)])]
+        for name, mode, quantum, interleave in settings:
+            results["settings"].append(run(tmp, name, mode, quantum, interleave, symbols))
             setting = results["settings"][-1]
             print(f"{name}: {setting['wall_seconds']} s, turns {setting['turns']}", flush=True)
             for row in setting["benchmarks"]:

@@ -9,8 +9,8 @@ machine's speed drifts by 10-15% within an hour).
     .venv/bin/python bench/plugin_overhead.py [--mode deterministic|parallel]
                                               [--scale smoke|default]
                                               [--contrib-cache LIBCACHE.so]
-                                              [--quanta N ...] [--repeats R]
-                                              [--only CONFIG ...]
+                                              [--quanta N ...] [--interleave I ...]
+                                              [--repeats R] [--only CONFIG ...]
 
 Writes bench/results/plugin_overhead-MODE-SCALE[-SUFFIX].json and prints a
 table: the median and range of the wall time of the whole boot + workload +
@@ -21,9 +21,12 @@ otherwise idle machine.
 
 --quanta times hotline-cache at each quantum too (deterministic mode:
 instructions per vCPU turn, docs/interleaving.md; 0 is QEMU's own turns);
-without it hotline-cache runs at the default.  --only keeps the named
-configurations (none, empty, roi-count, inline-count, callbacks,
-hotline-cache, hotline-cache@N, qemu-contrib-cache).
+without it hotline-cache runs at the default.  --interleave times it with
+each way of seeing the turns (turn, block: docs/specs.md) at each quantum
+above 0; a label says one other than the default (hotline-cache@N/turn).
+--only keeps the named configurations (none, empty, roi-count,
+inline-count, callbacks, hotline-cache, hotline-cache@N[/I],
+qemu-contrib-cache).
 
 --contrib-cache times the closest peer too: QEMU's own cache plugin
 (contrib/plugins/cache.c: per-core L1I, L1D and L2, LRU, no coherence, no
@@ -47,7 +50,7 @@ from hotline.experiment import hotline_revision
 from hotline.kernel.build import build_kernel
 from hotline.simulate import guest_log
 from hotline.simulate.command_line import kernel_command_line
-from hotline.simulate.qemu import DEFAULT_QUANTUM, simulator as qemu
+from hotline.simulate.qemu import DEFAULT_INTERLEAVE, DEFAULT_QUANTUM, simulator as qemu
 from hotline.simulate.qemu.plugins import build_plugin, plugin_options
 from hotline.workloads import load_workload
 
@@ -66,24 +69,26 @@ def contrib_cache_options(system: specs.SystemSpec) -> list[str]:
             f"l2blksize={c.line_bytes}", f"cores={system.cpus}", "evict=lru"]
 
 
-def configurations(args) -> list[tuple[str, str | None, int]]:
-    """(label, plugin, quantum) of each configuration to time."""
-    quantum = DEFAULT_QUANTUM if args.mode == "deterministic" else 0
-    configs = [(name or "none", name, 0) for name in CONFIGS[:-1]]
+def configurations(args) -> list[tuple[str, str | None, int, str]]:
+    """(label, plugin, quantum, interleave) of each configuration to time."""
+    configs = [(name or "none", name, 0, "turn") for name in CONFIGS[:-1]]
     if args.mode == "parallel":
         # QEMU's inline operations crash round-robin TCG (plugins/inline-count.c).
-        configs.insert(CONFIGS.index("callbacks"), ("inline-count", "inline-count", 0))
-    if args.quanta:
-        configs += [(f"hotline-cache@{q}", "hotline-cache", q) for q in args.quanta]
-    else:
-        configs.append(("hotline-cache", "hotline-cache", quantum))
+        configs.insert(CONFIGS.index("callbacks"), ("inline-count", "inline-count", 0, "turn"))
+    quanta = args.quanta or [DEFAULT_QUANTUM if args.mode == "deterministic" else 0]
+    for q in quanta:
+        # The weave needs a quantum: without one the model sees QEMU's turns.
+        for i in (args.interleave if q else ["turn"]):
+            label = f"hotline-cache@{q}" if args.quanta else "hotline-cache"
+            configs.append((label + (f"/{i}" if q and i != DEFAULT_INTERLEAVE else ""),
+                            "hotline-cache", q, i))
     if args.contrib_cache:
-        configs.append((CONTRIB_CACHE, CONTRIB_CACHE, 0))
+        configs.append((CONTRIB_CACHE, CONTRIB_CACHE, 0, "turn"))
     if args.only:
-        unknown = set(args.only) - {label for label, _, _ in configs}
+        unknown = set(args.only) - {c[0] for c in configs}
         if unknown:
             raise SystemExit(f"bench: --only {sorted(unknown)[0]}: no such configuration; "
-                             f"there are {', '.join(label for label, _, _ in configs)}")
+                             f"there are {', '.join(c[0] for c in configs)}")
         configs = [c for c in configs if c[0] in args.only]
     return configs
 
@@ -97,6 +102,9 @@ def main() -> None:
                              "contrib/plugins/cache.c")
     parser.add_argument("--quanta", type=int, nargs="+", metavar="N",
                         help="time hotline-cache at each of these quanta (deterministic mode)")
+    parser.add_argument("--interleave", nargs="+", choices=["turn", "block"],
+                        default=[DEFAULT_INTERLEAVE],
+                        help="how hotline-cache's model sees the turns (default: %(default)s)")
     parser.add_argument("--repeats", type=int, default=1, metavar="R",
                         help="rounds of alternated runs (default: 1)")
     parser.add_argument("--only", nargs="+", metavar="CONFIG",
@@ -115,17 +123,17 @@ def main() -> None:
     params = load_workload("forkstorm").resolve_params(args.scale, {})
     append = kernel_command_line([("forkstorm", params)])
     configs = configurations(args)
-    walls: dict[str, list[float]] = {label: [] for label, _, _ in configs}
-    rows = {label: {"plugin": label, "quantum": quantum, "roi": None}
-            for label, _, quantum in configs}
+    walls: dict[str, list[float]] = {c[0]: [] for c in configs}
+    rows = {label: {"plugin": label, "quantum": quantum, "interleave": interleave, "roi": None}
+            for label, _, quantum, interleave in configs}
     for round_ in range(args.repeats):
-        for label, name, quantum in configs:
+        for label, name, quantum, interleave in configs:
             plugin = build_plugin(name) if name and name != CONTRIB_CACHE else None
             with tempfile.TemporaryDirectory() as tmp:
                 run_dir = Path(tmp)
                 plugin_args = (plugin.qemu_argument(
                     Path("plugin.out"), plugin_options(name, system, kernel.directory,
-                                                       args.mode, quantum)),
+                                                       args.mode, quantum, 0, interleave)),
                 ) if plugin else ()
                 if name == CONTRIB_CACHE:
                     plugin_args = (",".join([str(args.contrib_cache.resolve()),

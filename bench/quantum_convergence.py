@@ -1,15 +1,17 @@
 """Where the QEMU figures stop moving as vCPU turns shorten: the smoke fork
 storm (baseline kernel, skylake-4core-crosscheck, disk root: the QEMU side
 of bench/gem5_crosscheck.py) in deterministic mode with QEMU's own turns and
-at each quantum, beside gem5's timing cores on the same region (the
+at each quantum (the model seeing the turns as run, or woven block by
+block: weave.c), beside gem5's timing cores on the same region (the
 cross-check's recorded gem5 figures).
 
     .venv/bin/python bench/quantum_convergence.py [--quanta 1000000 ...]
+        [--interleave turn block] [--suffix S]
 
 Per setting: the run's wall time, the L1D data misses and the coherence
 share of them, the coherence misses on page->flags, the thief matrix of
 page->flags (victim CPU x thief CPU) and the turns the plugin measured.
-Writes bench/results/quantum_convergence.json; docs/interleaving.md
+Writes bench/results/quantum_convergence[-S].json; docs/interleaving.md
 discusses the numbers.
 """
 
@@ -69,6 +71,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quanta", type=int, nargs="*", default=QUANTA,
                         help="instructions per vCPU turn to measure (default: %(default)s)")
+    parser.add_argument("--interleave", nargs="*", choices=["turn", "block"],
+                        default=["turn", "block"],
+                        help="how the model sees each quantum's turns (default: both)")
+    parser.add_argument("--suffix", default="", help="added to the results file's name")
     args = parser.parse_args()
     results = {"host": platform.node(), "cpus": os.cpu_count(), "spec": SPEC.name,
                "gem5": gem5_reference(), "settings": []}
@@ -76,19 +82,23 @@ def main() -> None:
         tmp = Path(tmp)
         os.environ["HOTLINE_RESULTS"] = str(tmp / "results")
         # quantum 0: QEMU's own turns, up to the next virtual-timer deadline.
-        for quantum in [0, *args.quanta]:
-            spec = tmp / f"convergence-{quantum}.toml"
-            spec.write_text(SPEC.read_text() + f"quantum = {quantum}\n")
+        for quantum, interleave in [(0, "turn"),
+                                    *((q, i) for q in args.quanta for i in args.interleave)]:
+            spec = tmp / f"convergence-{quantum}-{interleave}.toml"
+            spec.write_text(SPEC.read_text() + f'quantum = {quantum}\n'
+                            + (f'interleave = "{interleave}"\n' if quantum else ""))
             began = time.monotonic()
             (result,) = run_experiment(spec, rerun=True)
             if result.failure:
-                raise SystemExit(f"quantum {quantum}: {result.failure}")
-            setting = {"quantum": quantum, "wall_seconds": round(time.monotonic() - began, 1),
+                raise SystemExit(f"quantum {quantum}, {interleave}: {result.failure}")
+            setting = {"quantum": quantum, "interleave": interleave,
+                       "wall_seconds": round(time.monotonic() - began, 1),
                        **measure(result.directory)}
             results["settings"].append(setting)
             print(json.dumps(setting), flush=True)
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "quantum_convergence.json").write_text(json.dumps(results, indent=2) + "\n")
+    suffix = f"-{args.suffix}" if args.suffix else ""
+    (RESULTS / f"quantum_convergence{suffix}.json").write_text(json.dumps(results, indent=2) + "\n")
 
 
 if __name__ == "__main__":

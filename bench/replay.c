@@ -10,7 +10,7 @@
  * repeatably on a loaded machine.  bench/README.md says how to record a
  * trace and run it.
  *
- *   replay TRACE OUT [threads] [PLUGIN OPTIONS...]
+ *   replay TRACE OUT [threads|woven] [PLUGIN OPTIONS...]
  *
  * The options are the plugin's (cpus=, l1d=, ...; out= is OUT).  The counts
  * are written to OUT in the plugin's format, for comparing two builds of the
@@ -24,6 +24,11 @@
  * also says how many line accesses took the model's lock.  The
  * interleaving is the host's, so the counts differ from run to run, as in
  * parallel mode.
+ *
+ * With `woven`, as with interleave=block (weave.c): blocks and accesses are
+ * held and woven at each deadline, which a stream gives as an event of type
+ * 'D' (the recorder writes none: a stream with deadlines is made by hand,
+ * tests/test_bench_replay.py).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,10 +99,26 @@ static void __attribute__((noinline)) replay_events(const struct trace_event *e,
 	for (size_t i = 0; i < n; i++) {
 		if (e[i].type == 'B')
 			block_executed(e[i].core, p[i].block);
-		else
+		else if (e[i].type == 'A')
 			data_access(e[i].core, p[i].insn, e[i].vaddr, e[i].paddr, e[i].size,
 				    e[i].store);
 	}
+}
+
+/* woven: the stream as on_block and on_access hand it to weave.c, a 'D'
+ * where the timer's deadline falls. */
+static void replay_woven(const struct trace_event *e, const struct prepared *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (e[i].type == 'B')
+			weave_block(e[i].core, p[i].block);
+		else if (e[i].type == 'A')
+			weave_access(e[i].core, p[i].insn, e[i].vaddr, e[i].paddr, e[i].size,
+				     e[i].store);
+		else if (e[i].type == 'D')
+			deadlines++;
+	}
+	weave_flush();
 }
 
 /* threads: one core's events, taken out of the stream in order. */
@@ -147,27 +168,32 @@ int main(int argc, char **argv)
 {
 	char out_option[4200];
 	char *options[64];
-	int threads = argc > 3 && !strcmp(argv[3], "threads"), noptions = 0;
+	int threads = argc > 3 && !strcmp(argv[3], "threads");
+	int woven = argc > 3 && !strcmp(argv[3], "woven"), noptions = 0;
 	FILE *f;
 	long bytes;
-	size_t n, accesses = 0;
+	size_t n, accesses = 0, blocks = 0;
 	struct trace_event *events;
 	struct prepared *prepared;
 	struct timespec t0, t1;
 	qemu_info_t info = { .system_emulation = true, .system = { .smp_vcpus = 1 } };
 
 	if (argc < 3 || argc > 60) {
-		fprintf(stderr, "usage: replay TRACE OUT [threads] [PLUGIN OPTIONS...]\n");
+		fprintf(stderr, "usage: replay TRACE OUT [threads|woven] [PLUGIN OPTIONS...]\n");
 		return 2;
 	}
 	snprintf(out_option, sizeof(out_option), "out=%s", argv[2]);
 	options[noptions++] = out_option;
-	for (int i = 3 + threads; i < argc; i++)
+	for (int i = 3 + threads + woven; i < argc; i++)
 		options[noptions++] = argv[i];
 	options[noptions++] = threads ? "cpu=index" : "cpu=guest";	/* the last cpu= counts */
 	if (qemu_plugin_install(0, &info, noptions, options))
 		return 1;
 	in_roi = 1;
+	if (woven) {		/* interleave=block without quantum='s timer */
+		weave_blocks = 1;
+		weave_install();
+	}
 
 	if (!(f = fopen(argv[1], "r")) || fseek(f, 0, SEEK_END) || (bytes = ftell(f)) < 0 ||
 	    fseek(f, 0, SEEK_SET)) {
@@ -184,12 +210,13 @@ int main(int argc, char **argv)
 	fclose(f);
 	for (size_t i = 0; i < n; i++) {
 		struct trace_event *e = &events[i];
-		struct insn *in = insn_at(e->pc, (const uint8_t *)"", 0);
 
 		if (e->type == 'B') {
-			prepared[i].block = block_at(e->pc, e->vaddr, e->size, in);
-		} else {
-			prepared[i].insn = in;
+			prepared[i].block = block_at(e->pc, e->vaddr, e->size,
+						     insn_at(e->pc, (const uint8_t *)"", 0));
+			blocks++;
+		} else if (e->type == 'A') {
+			prepared[i].insn = insn_at(e->pc, (const uint8_t *)"", 0);
 			accesses++;
 		}
 	}
@@ -200,14 +227,16 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (threads)
 		replay_threads(events, prepared, n);
+	else if (woven)
+		replay_woven(events, prepared, n);
 	else
 		replay_events(events, prepared, n);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	double seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
 
 	fprintf(stderr, "replay: %zu events (%zu data accesses, %zu blocks) in %.3f s, %.1f ns per event%s\n",
-		n, accesses, n - accesses, seconds, seconds * 1e9 / (double)n,
-		threads ? ", a thread per core" : "");
+		n, accesses, blocks, seconds, seconds * 1e9 / (double)n,
+		threads ? ", a thread per core" : woven ? ", woven" : "");
 	report(0, NULL);
 	return 0;
 }

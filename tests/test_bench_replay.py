@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from hotline import paths
 from hotline.simulate.qemu import plugin_output
@@ -113,3 +114,105 @@ def test_a_repeated_miss_finds_its_tuple_after_the_tables_grew(tmp_path):
     assert mine[["data", "l1", "l2", "l3", "count"]].values.tolist() == \
         [[0, "compulsory", "compulsory", "compulsory", 2]]
     assert len(misses) == LINES + 1 and misses["count"].sum() == LINES + 2
+
+
+def block(core: int, pc: int, insns: int = 1) -> bytes:
+    """bench/replay.c's struct event for an executed block: its
+    instructions in size, its start in pc, its end in vaddr."""
+    return struct.pack("<BBBBIQQQ", ord("B"), core, 0, 0, insns, pc, pc + 4, 0)
+
+
+DEADLINE = struct.pack("<BBBBIQQQ", ord("D"), 0, 0, 0, 0, 0, 0, 0)
+
+
+def writes(core: int, times: int, word: int | None = None) -> bytes:
+    """A CPU's loop of `times` one-instruction blocks, each writing a word
+    of the line, by default a word of its own: each incrementer of the
+    false-sharing pair."""
+    pc = (READER, WRITER)[core]
+    paddr = LINE + 8 * (core if word is None else word)
+    return b"".join(block(core, pc) + access(core, 1, pc, paddr=paddr) for _ in range(times))
+
+
+def woven_outcomes(tmp_path: Path, stream: bytes, *how: str) -> tuple[dict, int]:
+    """The L1D outcomes of the data writes ({outcome: count}) and the
+    coherence misses counted with a thief."""
+    replay = build_replay(tmp_path)
+    (tmp_path / "t.trace").write_bytes(stream)
+    subprocess.run([str(replay), "t.trace", "out", *how, *OPTIONS], cwd=tmp_path, check=True,
+                   capture_output=True)
+    frames = plugin_output.read(Path(tmp_path / "out"))
+    misses = frames["miss"][frames["miss"]["kind"] == "write"]
+    return (misses.groupby("l1")["count"].sum().to_dict(), int(frames["stolen"]["count"].sum()))
+
+
+@pytest.mark.parametrize("how, stream, outcomes", [
+    # As QEMU ran them: CPU 0's five writes, then CPU 1's.  Each CPU's first
+    # write is compulsory (the line was never in its L1), the rest hit.
+    ((), writes(0, 5) + writes(1, 5), {"compulsory": 2}),
+    # Woven, one window: the CPUs alternate block by block, CPU 0 first on
+    # the tie.  After the two compulsory writes each write finds the line
+    # taken by the other CPU's write before it: 10 - 2 coherence misses.
+    (("woven",), writes(0, 5) + writes(1, 5), {"compulsory": 2, "coherence": 8}),
+    # Woven, CPU 0 alone in the first window (three writes: compulsory, two
+    # hits), then CPU 1's three and CPU 0's two in the second: CPU 0 first
+    # on the tie (a hit), CPU 1 (compulsory), CPU 0 (coherence), CPU 1
+    # (coherence), CPU 1 again, having run no more than CPU 0, which has
+    # nothing left (a hit).
+    (("woven",), writes(0, 3) + DEADLINE + writes(1, 3) + writes(0, 2),
+     {"compulsory": 2, "coherence": 2}),
+], ids=["turns", "one-window", "two-windows"])
+def test_the_weave_interleaves_each_window_block_by_block(tmp_path, how, stream, outcomes):
+    # weave.c: the next block is the one of the CPU that has run the fewest
+    # instructions in the window; a deadline starts a new window.
+    counted, stolen = woven_outcomes(tmp_path, stream, *how)
+    assert counted == outcomes
+    assert stolen == outcomes.get("coherence", 0)     # each with its thief
+
+
+def test_the_weave_keeps_qemus_order_of_accesses_to_one_word(tmp_path):
+    # Both CPUs write the same word: each write must follow the other CPU's
+    # write before it in QEMU's order, whose value it overwrote, so the
+    # weave changes nothing: CPU 0's five writes, then CPU 1's.
+    stream = writes(0, 5, word=0) + writes(1, 5, word=0)
+    assert woven_outcomes(tmp_path, stream, "woven")[0] == {"compulsory": 2}
+
+
+def test_a_read_waits_for_the_write_it_saw_and_a_write_for_the_reads_before_it(tmp_path):
+    # The ping-pong's handoff, as QEMU ran it: CPU 0 spins (three reads of
+    # the word), writes it, spins on (two reads); then CPU 1's turn reads the
+    # written value (three reads) and writes back; every block one
+    # instruction.  CPU 1's reads must follow CPU 0's write (their value),
+    # CPU 1's write CPU 0's last read (which read the value before it).
+    # Woven (instructions run before each access in brackets; ties to CPU
+    # 0): 0r[0] compulsory; CPU 1's first read waits; 0r[1], 0r[2] hits;
+    # 0w[3] a hit (the line is CPU 0's alone); now CPU 1, behind: 1r[0]
+    # compulsory (the line comes from CPU 0, which keeps a shared copy),
+    # 1r[1], 1r[2] hits; its write waits; 0r[4], 0r[5] hits in the shared
+    # copy; 1w[3] an upgrade.  Without the waits CPU 1 would read before
+    # CPU 0's write, and CPU 0's write would take the line from it.
+    def spin(core, reads):
+        pc = (READER, WRITER)[core]
+        return b"".join(block(core, pc) + access(core, 0, pc, paddr=LINE) for _ in range(reads))
+    stream = spin(0, 3) + block(0, READER) + access(0, 1, READER, paddr=LINE) + spin(0, 2) + \
+        spin(1, 3) + block(1, WRITER) + access(1, 1, WRITER, paddr=LINE)
+    replay = build_replay(tmp_path)
+    (tmp_path / "t.trace").write_bytes(stream)
+    subprocess.run([str(replay), "t.trace", "out", "woven", *OPTIONS], cwd=tmp_path, check=True,
+                   capture_output=True)
+    misses = plugin_output.read(Path(tmp_path / "out"))["miss"]
+    data = misses[misses["kind"] != "fetch"]
+    assert data.groupby(["cpu", "kind", "l1"])["count"].sum().to_dict() == {
+        (0, "read", "compulsory"): 1, (1, "read", "compulsory"): 1, (1, "write", "upgrade"): 1}
+
+
+def test_the_weave_orders_by_instructions_run_not_by_blocks(tmp_path):
+    # CPU 0 runs three blocks of 3 instructions, CPU 1 six of 1, each block
+    # a write.  Instructions run before each write: CPU 0 at 0, 3, 6; CPU 1
+    # at 0 to 5; ties go to CPU 0.  Woven: 0@0 (compulsory), 1@0
+    # (compulsory), 1@1, 1@2 (hits), 0@3 (coherence), 1@3 (coherence),
+    # 1@4, 1@5 (hits), 0@6 (coherence): 3.  Alternating block by block
+    # would give 0 1 0 1 0 1 1 1 1: 4 coherence misses.
+    stream = b"".join(block(0, READER, 3) + access(0, 1, READER) for _ in range(3)) + \
+        writes(1, 6)
+    assert woven_outcomes(tmp_path, stream, "woven")[0] == {"compulsory": 2, "coherence": 3}

@@ -6,7 +6,12 @@ a quantum of 1,000 instructions, two repeats (the second at a phase of its
 own), twice: for bit-identical tables at each phase and different ones
 between phases, turns as long as the setting allows, and the false sharing
 that QEMU's own turns hide (0 coherence misses: tests/test_cache_plugin.py)
-made visible."""
+made visible.  With the quantum the model sees each window's turns woven
+block by block by default (weave.c: the replay tests check its order by
+hand): at the default quantum, once more twice, the false-sharing pair as
+CPUs running at once would show it, and the ping-pong's handoffs kept.
+
+And interleave = "turn" | "block", where it applies and where not."""
 
 import tomllib
 
@@ -17,7 +22,7 @@ from hotline import paths, specs
 from hotline.disk_image import guest_program_symbols
 from hotline.errors import HotlineError
 from hotline.experiment import load_spec, plan, repeats, run_conditions
-from hotline.simulate.qemu import DEFAULT_QUANTUM
+from hotline.simulate.qemu import DEFAULT_INTERLEAVE, DEFAULT_QUANTUM
 from hotline.simulate.qemu.plugins import plugin_options
 from hotline.workloads import load_workload
 from tests.conftest import run_twice
@@ -37,11 +42,28 @@ SMOKE = load_workload("cachebench").scales["smoke"]
 
 @pytest.mark.parametrize("change, complaint", [
     ('mode = "parallel"\n', "key 'quantum': bounds the vCPU turns of deterministic mode"),
-    ('backend = "gem5"\nroot = "disk"\n', "key 'quantum': bounds QEMU's vCPU turns"),
+    ('backend = "gem5"\nroot = "disk"\n', "key 'quantum': orders QEMU's vCPU turns"),
 ])
 def test_a_quantum_where_it_cannot_apply_is_refused(tmp_path, change, complaint):
     spec = tmp_path / "spec.toml"
     text = SPEC.replace('plugin = "hotline-cache"\n', "") if "gem5" in change else SPEC
+    spec.write_text(text + change)
+    with pytest.raises(HotlineError, match=complaint):
+        load_spec(spec)
+
+
+@pytest.mark.parametrize("change, complaint", [
+    ("quantum = 0\ninterleave = \"block\"\n", "key 'interleave': \"block\" weaves the turns"),
+    ('mode = "parallel"\ninterleave = "block"\n', "key 'interleave': \"block\" weaves"),
+    ('interleave = "block"\nbackend = "gem5"\nroot = "disk"\n',
+     "key 'interleave': orders QEMU's vCPU turns"),
+    ('interleave = "woven"\n', "interleave"),
+])
+def test_an_interleave_where_it_cannot_apply_is_refused(tmp_path, change, complaint):
+    text = SPEC.replace(f"quantum = {QUANTUM}\n", "")
+    if "gem5" in change:
+        text = text.replace('plugin = "hotline-cache"\n', "")
+    spec = tmp_path / "spec.toml"
     spec.write_text(text + change)
     with pytest.raises(HotlineError, match=complaint):
         load_spec(spec)
@@ -78,6 +100,37 @@ def test_the_plugin_is_told_the_phase_with_the_quantum_only(tmp_path):
     assert options[-2:] == [f"quantum={QUANTUM}", "phase=7"]
     assert "phase=0" not in plugin_options("hotline-cache", system, tmp_path,
                                            "deterministic", QUANTUM, 0)
+
+
+def test_the_plugin_is_told_to_weave_with_the_quantum_only(tmp_path):
+    (tmp_path / "layout.json").write_text(
+        '{"symbols": {"vmemmap_base": "0xffffea0000000000"}, "sizeof": 64}')
+    (tmp_path / "System.map").write_text("000000000001f000 D cpu_number\n")
+    system = specs.load_system("skylake-4core")
+
+    def options(mode, quantum, interleave):
+        return plugin_options("hotline-cache", system, tmp_path, mode, quantum, 0, interleave)
+    assert options("deterministic", QUANTUM, "block")[-1] == "interleave=block"
+    assert not any(o.startswith("interleave=") for o in options("deterministic", QUANTUM, "turn"))
+    assert not any(o.startswith("interleave=") for o in options("parallel", QUANTUM, "block"))
+
+
+@pytest.mark.parametrize("text, interleave", [
+    (SPEC, DEFAULT_INTERLEAVE),
+    (SPEC + 'interleave = "turn"\n', "turn"),
+    (SPEC + 'interleave = "block"\n', "block"),
+    (SPEC.replace(f"quantum = {QUANTUM}", "quantum = 0"), "turn"),
+])
+def test_runs_record_how_the_model_saw_the_turns(tmp_path, text, interleave):
+    # In the run's conditions only where the turns are woven, so that runs
+    # made turn by turn keep the key they had.
+    spec = tmp_path / "spec.toml"
+    spec.write_text(text)
+    loaded = load_spec(spec)
+    run = plan(loaded)[0]
+    backend = run_conditions(run, loaded, specs.load_system(run.system))["backend"]
+    assert backend.get("interleave", "turn") == interleave
+    assert ("interleave" in backend) == (interleave != "turn")
 
 
 def phases(text: str, repeats: int) -> list[int]:
@@ -195,3 +248,38 @@ def test_runs_record_the_quantum_they_run_with(tmp_path, text, quantum):
     backend = run_conditions(run, loaded, specs.load_system(run.system))["backend"]
     assert backend.get("quantum", 0) == quantum
     assert ("quantum" in backend) == bool(quantum)
+
+
+def coherence_misses(run_dir, function: str, tmp_path) -> int:
+    """The L1D coherence misses of a cachebench function's loads."""
+    start, size = guest_program_symbols(
+        paths.DISK_IMAGES / "workloads" / "cachebench" / "cachebench.c", tmp_path)[function]
+    misses = pd.read_parquet(run_dir / "misses.parquet")
+    mine = misses[(misses["pc"] >= start) & (misses["pc"] < start + size)
+                  & (misses["level"] == "L1D") & (misses["kind"] == "read")
+                  & (misses["cause"] == "coherence")]
+    return int(mine["count"].sum())
+
+
+@pytest.fixture(scope="module")
+def default_runs(tmp_path_factory):
+    """cachebench at the default quantum and interleave, run twice."""
+    text = SPEC.replace(f"quantum = {QUANTUM}\n", "")
+    return [repeat0 for repeat0, in run_twice(text, tmp_path_factory.mktemp("default"))]
+
+
+@pytest.mark.boot
+def test_the_default_shows_false_sharing_and_keeps_the_handoffs(default_runs, tmp_path):
+    # The two incrementers, running at once on hardware, alternate on the
+    # line up to once per increment (2 x iterations coherence misses, less
+    # the first of each); QEMU's own turns show none of it
+    # (docs/interleaving.md).  Woven, at the default quantum, at least half.
+    # The ping-pong's handoffs each make one coherence miss on hardware and
+    # in turns; the weave keeps them: a read waits for the write it saw.
+    incrementers = coherence_misses(default_runs[0], "incrementer", tmp_path)
+    assert SMOKE["iterations"] <= incrementers <= 2 * SMOKE["iterations"]
+    assert SMOKE["handoffs"] - 2 <= coherence_misses(default_runs[0], "player", tmp_path) \
+        <= SMOKE["handoffs"]
+    for name in TABLES:
+        assert (default_runs[0] / f"{name}.parquet").read_bytes() == \
+            (default_runs[1] / f"{name}.parquet").read_bytes(), name

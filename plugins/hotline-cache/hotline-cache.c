@@ -7,7 +7,8 @@
  *   -plugin hotline-cache.so,out=FILE,cpus=N,line=64,l1i=SIZE:ASSOC:LATENCY,
  *           l1d=...,l2=...[,l3=...],inclusion=POLICY,memory=LATENCY,
  *           peer=LATENCY,sb=ENTRIES:WINDOW,cpu=index|guest[,cpu_number=OFFSET],
- *           vmemmap=BASE,page_size=BYTES[,quantum=INSTRUCTIONS[,phase=NS]]
+ *           vmemmap=BASE,page_size=BYTES[,quantum=INSTRUCTIONS[,phase=NS]
+ *           [,interleave=turn|block]]
  *
  * cpu=index trusts QEMU's vCPU index (multi-threaded TCG, where each vCPU's
  * callbacks run on a thread of its own: see "Threads" below).  cpu=guest finds
@@ -44,6 +45,9 @@
  * quantum= (cpu=guest only) bounds each vCPU's turn in round-robin TCG to
  * that many instructions, and the turns are measured; phase= shifts the turn
  * boundaries, so that repeats interleave differently (quantum.c).
+ * interleave=block (with quantum=) has the model see each window's accesses
+ * woven block by block as CPUs running at once would make them (weave.c);
+ * interleave=turn, the default, as QEMU's turns ran them.
  *
  * Output (docs/hotline-cache-format.md), written to OUT at exit, tab-separated,
  * addresses in hex, one record a line after a '#' header with the options
@@ -237,6 +241,10 @@ static void on_block(unsigned int vcpu_index, void *udata)
 	if (core < config.cores) {
 		if (cpu_from_guest && __atomic_load_n(&in_roi, __ATOMIC_RELAXED))
 			turns_block(vcpu, core, b->insns);
+		if (weave_blocks && __atomic_load_n(&in_roi, __ATOMIC_RELAXED)) {
+			weave_block(core, b);
+			return;
+		}
 		TRACE('B', core, 0, 0, b->insns, b->vaddr, b->end, 0);
 		block_executed(core, b);
 	}
@@ -260,6 +268,10 @@ static void on_access(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint6
 		uint32_t size = 1u << qemu_plugin_mem_size_shift(info);
 		int store = qemu_plugin_mem_is_store(info);
 
+		if (weave_blocks) {
+			weave_access(core, n, vaddr, paddr, size, store);
+			return;
+		}
 		TRACE('A', core, store, n->locked, size, n->pc, vaddr, paddr);
 		data_access(core, n, vaddr, paddr, size, store);
 	}
@@ -271,6 +283,8 @@ static void on_marker(unsigned int vcpu_index, void *udata)
 
 	(void)vcpu_index;
 	lock_all();
+	/* What the region held so far belongs to it, whatever the marker does. */
+	weave_flush();
 	if (op == ROI_BEGIN || op == ROI_END) {
 		__atomic_store_n(&in_roi, op == ROI_BEGIN, __ATOMIC_RELAXED);
 		/* Outside the regions on_block stops following the CPU: find it
@@ -380,6 +394,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	for (uint32_t i = 0; i < ntallies; i++)
 		tally_init(&tallies[i]);
 	turns = calloc(config.cores, sizeof(*turns));
+	if (weave_blocks)
+		weave_install();
 	if (cpu_from_guest)
 		guest_cpu_install(id);
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on_translate);

@@ -12,6 +12,7 @@
  *                    and a failed write failing the run
  *   guest-cpu.c      the executing CPU in round-robin TCG (cpu=guest)
  *   quantum.c        vCPU turns of a chosen length, and their lengths
+ *   weave.c          the turns' accesses woven block by block (interleave=)
  *   trace.c          the recorder of events for bench/replay.c
  *
  * Nothing here is exported from the plugin: it is built with
@@ -277,6 +278,7 @@ const void *follow_core(uint64_t block_vaddr);
 
 extern uint64_t quantum;		/* quantum=: instructions per turn, or 0 */
 extern uint64_t phase;			/* phase=: deadlines this much earlier */
+extern uint64_t deadlines;		/* the timer's deadlines so far (atomic) */
 /* Per core: turns of 2^b to 2^(b+1) - 1 instructions, and their
  * instructions. */
 struct turns {
@@ -299,13 +301,27 @@ void turns_block(const void *vcpu, uint32_t core, uint32_t insns);
 void turns_cut(void);
 void turns_reset(void);
 
+/* ---- the weave, interleave=block (weave.c) ------------------------------ */
+
+extern int weave_blocks;		/* interleave=block */
+
+void weave_install(void);
+/* Hold a block or an access of the regions of interest for the window's
+ * weave, in place of block_executed and data_access. */
+void weave_block(uint32_t core, const struct block *b);
+void weave_access(uint32_t core, struct insn *n, uint64_t vaddr, uint64_t paddr, uint32_t size,
+		  int store);
+/* Hand every held block and access to the model, woven. */
+void weave_flush(void);
+
 /* ---- the recorder (trace.c) --------------------------------------------- */
 
 /*
  * Measurement only (bench/README.md): built with -DHOTLINE_CACHE_TRACE, the
  * plugin also writes the first HOTLINE_CACHE_TRACE_MAX blocks and accesses
  * of the regions of interest, with their core, to OUT.trace as these
- * records, which bench/replay.c reads.
+ * records, which bench/replay.c reads: in the order the model sees them
+ * (woven, with interleave=block).
  */
 struct trace_event {
 	uint8_t type;		/* 'B' block, 'A' access */

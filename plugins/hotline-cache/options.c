@@ -105,6 +105,10 @@ int parse_option(const char *arg)
 		return parse_u32(v, &page_size) && page_size > 0;
 	if (!strcmp(key, "quantum"))
 		return parse_u64(v, &quantum) && quantum > 0;
+	if (!strcmp(key, "interleave")) {
+		weave_blocks = !strcmp(v, "block");
+		return weave_blocks || !strcmp(v, "turn");
+	}
 	if (!strcmp(key, "phase"))
 		return parse_u64(v, &phase);
 	if (!strcmp(key, "cpu_number"))

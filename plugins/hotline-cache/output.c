@@ -264,6 +264,7 @@ void report(qemu_plugin_id_t id, void *udata)
 
 	(void)id, (void)udata;
 	lock_all();
+	weave_flush();		/* the last window, a run that ends inside a region */
 	if (!failure[0] && (error = write_file(out_path)))
 		write_failed(out_path, error);
 	unlock_all();

@@ -55,8 +55,9 @@ static int64_t (*clock_get_ns)(int clock);
 static _Alignas(16) unsigned char timer[256];
 static int64_t period, next_expiry;
 /* Deadlines so far: the timer may run on QEMU's main loop thread, so it only
- * counts, and the vCPU thread ends its turn when it sees the count change. */
-static uint64_t deadlines;
+ * counts, and the vCPU thread ends its turn (and weave.c its window) when it
+ * sees the count change. */
+uint64_t deadlines;
 
 static void on_deadline(void *opaque)
 {
@@ -69,7 +70,9 @@ static void on_deadline(void *opaque)
 const char *quantum_install(void)
 {
 	if (!quantum)
-		return phase ? "phase= needs quantum=" : NULL;
+		return phase ? "phase= needs quantum=" :
+		       weave_blocks ? "interleave=block needs quantum= (its windows are the turns)" :
+		       NULL;
 	if (!cpu_from_guest)
 		return "quantum= needs cpu=guest (round-robin TCG)";
 	if (quantum > INT64_MAX / 2 / config.cores)

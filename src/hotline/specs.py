@@ -155,6 +155,11 @@ class ExperimentSpec(Strict):
     # virtual-timer deadline.  Unset: the QEMU backend's default
     # (docs/interleaving.md says how it was chosen).
     quantum: int | None = Field(default=None, ge=0, le=MAX_QUANTUM)
+    # With a quantum: how the cache model sees the CPUs between two of the
+    # quantum's deadlines, "block" woven block by block as CPUs running at
+    # once, "turn" turn by turn as QEMU ran them.  Unset: the QEMU
+    # backend's default (docs/interleaving.md).
+    interleave: Literal["turn", "block"] | None = None
     root: Literal["initramfs", "disk"] = "initramfs"
     repeats: int = Field(default=1, ge=1, le=MAX_REPEATS)
     timeout_s: int = Field(default=1800, gt=0)

@@ -102,7 +102,7 @@ static __attribute__((noinline)) void pingpong(long n)
 }
 
 static struct { volatile long counter[2]; } shared __attribute__((aligned(64)));
-static volatile int go;
+static volatile int go, ready;
 static long iterations;
 
 static void *incrementer(void *arg)
@@ -110,6 +110,7 @@ static void *incrementer(void *arg)
 	long me = (long)arg;
 
 	pin((int)me);
+	ready = 1;
 	while (!go)
 		;
 	for (long i = 0; i < iterations; i++)
@@ -125,6 +126,12 @@ static __attribute__((noinline)) void falseshare(long n)
 	if (pthread_create(&t, NULL, incrementer, (void *)1L))
 		die("pthread_create");
 	pin(0);
+	/* Both count at the same moment only if the thread is on its CPU
+	 * first: a new thread may first run on this CPU, and move only when
+	 * this one blocks in pthread_join, after its increments (seen in
+	 * deterministic runs: docs/interleaving.md). */
+	while (!ready)
+		;
 	roi_mark(ROI_BEGIN, m5);
 	go = 1;
 	incrementer((void *)0L);

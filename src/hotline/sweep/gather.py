@@ -2,7 +2,8 @@
 results directory,
 
   runs.parquet   one row per planned run: what it was (variant, workload,
-                 scale, parameters, system, repeat, mode, quantum, phase), how it ended
+                 scale, parameters, system, repeat, mode, quantum, phase,
+                 interleave), how it ended
                  (status ok / failed / not run, the failure's reason), where
                  its directory, guest log and step log are (relative to the
                  experiment's directory), its key, wall time, the guest's
@@ -51,6 +52,9 @@ def index(spec_path: Path, out_dir: Path) -> pd.DataFrame:
             # The repeat's turn phase (0: none; docs/specs.md).
             "phase": ((manifest or {}).get("inputs") or {}).get("backend", {}).get("phase", 0)
             if manifest else None,
+            # How the model saw the turns (docs/specs.md): QEMU's runs only.
+            "interleave": ((manifest or {}).get("inputs") or {}).get("backend", {})
+            .get("interleave", "turn") if manifest and spec.backend == "qemu" else None,
             "backend": spec.backend,
             "status": record.get("status", "not run"), "failure": record.get("failure"),
             "wall_seconds": (manifest or {}).get("wall_seconds"),
@@ -62,7 +66,8 @@ def index(spec_path: Path, out_dir: Path) -> pd.DataFrame:
             "manifest": json.dumps(manifest, sort_keys=True) if manifest else None,
         })
     # Typed even where every value is missing (no failures: no reasons).
-    text = ["run_id", "variant", "workload", "scale", "params", "system", "mode", "backend",
+    text = ["run_id", "variant", "workload", "scale", "params", "system", "mode", "interleave",
+            "backend",
             "status", "failure", "key", "created", "path", "guest_log", "step_log", "summary",
             "manifest"]
     return pd.DataFrame(rows).astype({**{c: "string" for c in text}, "repeat": "int64",

@@ -28,9 +28,10 @@ class Gem5(Backend):
         if spec.plugin is not None:
             raise HotlineError(f"{path}: key 'plugin': plugin is a QEMU plugin; backend "
                                "\"gem5\" takes none")
-        if spec.quantum:
-            raise HotlineError(f"{path}: key 'quantum': bounds QEMU's vCPU turns; gem5's "
-                               "cores run cycle by cycle: remove it")
+        for key in ("quantum", "interleave"):
+            if getattr(spec, key):
+                raise HotlineError(f"{path}: key '{key}': orders QEMU's vCPU turns; gem5's "
+                                   "cores run cycle by cycle: remove it")
 
     def check(self, spec, path: Path) -> None:
         simulator.check_experiment(spec, path)

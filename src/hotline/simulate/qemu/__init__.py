@@ -28,6 +28,9 @@ CACHE_TABLES_OVERHEAD_MIB = 4096
 # otherwise: where the fork storm's coherence figures stopped moving
 # (docs/interleaving.md, bench/results/quantum_convergence.json).
 DEFAULT_QUANTUM = 10_000
+# How the model sees the turns of one quantum unless the spec says: woven
+# block by block, as CPUs running at the same moment (weave.c).
+DEFAULT_INTERLEAVE = "block"
 
 
 def _turns_bounded(spec) -> bool:
@@ -48,6 +51,10 @@ class Qemu(Backend):
             raise HotlineError(f"{path}: key 'quantum': bounds the vCPU turns of deterministic "
                                "mode, through the hotline-cache plugin: set mode = "
                                "\"deterministic\" and plugin = \"hotline-cache\", or remove it")
+        if spec.interleave == "block" and not self.quantum(spec):
+            raise HotlineError(f"{path}: key 'interleave': \"block\" weaves the turns of a "
+                               "quantum: set a quantum above 0 (deterministic mode, plugin = "
+                               "\"hotline-cache\"), or remove it")
 
     def check(self, spec, path: Path) -> None:
         pass
@@ -55,8 +62,10 @@ class Qemu(Backend):
     def settings(self, spec, system, repeat: int) -> dict:
         # Each only if set, so that runs without it keep the key they had.
         quantum, phase = self.quantum(spec), self.phase(spec, system, repeat)
+        interleave = self.interleave(spec)
         return {**({"quantum": quantum} if quantum else {}),
-                **({"phase": phase} if phase else {})}
+                **({"phase": phase} if phase else {}),
+                **({"interleave": interleave} if interleave != "turn" else {})}
 
     def perturbation(self, spec) -> str | None:
         if spec.mode == "parallel":
@@ -71,6 +80,15 @@ class Qemu(Backend):
         if not _turns_bounded(spec):
             return 0
         return DEFAULT_QUANTUM if spec.quantum is None else spec.quantum
+
+    @classmethod
+    def interleave(cls, spec) -> str:
+        """How the model sees the vCPUs' turns (weave.c): "turn" wherever
+        the turns are not bounded, since the weave's windows are the
+        quantum's."""
+        if not cls.quantum(spec):
+            return "turn"
+        return spec.interleave or DEFAULT_INTERLEAVE
 
     @classmethod
     def phase(cls, spec, system, repeat: int) -> int:
@@ -115,6 +133,7 @@ class Qemu(Backend):
         # it, so command.sh stays valid after the directory is renamed.
         spec, system, plugin, work = job.spec, job.system, job.plugin, job.work
         quantum, phase = self.quantum(spec), self.phase(spec, system, job.repeat)
+        interleave = self.interleave(spec)
         scratch = load_workload(job.workload).scratch_disks
         disks = simulator.make_scratch_disks(work, scratch.count(job.params),
                                              scratch.size_mib(job.params)) if scratch else ()
@@ -125,10 +144,11 @@ class Qemu(Backend):
             plugin_args=(plugin.qemu_argument(
                 Path(f"{plugin.name}.out"),
                 plugins.plugin_options(plugin.name, system, job.kernel.directory, spec.mode,
-                                       quantum, phase)),)
+                                       quantum, phase, interleave)),)
             if plugin else (), scratch_disks=disks)
         turns = (f", turns of at most {quantum} instructions" if quantum else "") + \
-                (f" at phase {phase}" if phase else "")
+                (f" at phase {phase}" if phase else "") + \
+                (", woven block by block" if interleave == "block" else "")
         say(f"run {job.run_id}: booting {system.cpus} vCPUs ({spec.mode} mode{turns})")
         try:
             return simulator.run(cmd, work, cpus=system.cpus, workloads=[job.workload],

@@ -73,13 +73,15 @@ def build_plugin(name: str) -> Plugin:
 
 
 def plugin_options(name: str, system, kernel_dir: Path, mode: str,
-                   quantum: int | None = None, phase: int = 0) -> list[str]:
+                   quantum: int | None = None, phase: int = 0,
+                   interleave: str = "turn") -> list[str]:
     """What a plugin needs to know besides out=: hotline-cache takes the
     system's caches (cache_options), the kernel's struct page array, and in
     deterministic mode finds the executing CPU from the guest's per-CPU
     base and the kernel's cpu_number variable, and bounds the vCPU turns to
     quantum instructions if one is given, their deadlines phase virtual
-    nanoseconds early."""
+    nanoseconds early, the model seeing each window's accesses as the
+    interleave says (weave.c)."""
     if name != "hotline-cache":
         return []
     options = cache_options(system)
@@ -92,6 +94,8 @@ def plugin_options(name: str, system, kernel_dir: Path, mode: str,
             options.append(f"quantum={quantum}")
             if phase:
                 options.append(f"phase={phase}")
+            if interleave != "turn":
+                options.append(f"interleave={interleave}")
     else:
         options.append("cpu=index")
     return options
