@@ -82,7 +82,7 @@ static size_t ndeps, deps_cap;
  * The window's words: per 8-byte word touched, its last write (core, held
  * index) and the reads of each core since that write (the last one's held
  * index + 1; 0: none), open-addressed by the word's address, each slot one
- * struct word and its cores' reads side by side (WORD_BYTES), so that an
+ * struct word and its cores' reads side by side (word_bytes), so that an
  * access touches one host line where it can.  A window's words carry its
  * number (window); older ones count as empty.
  */
