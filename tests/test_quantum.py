@@ -69,6 +69,24 @@ def test_an_interleave_where_it_cannot_apply_is_refused(tmp_path, change, compla
         load_spec(spec)
 
 
+def backend_conditions(tmp_path, text: str) -> dict:
+    """The backend's part of the first planned run's conditions."""
+    spec = tmp_path / "spec.toml"
+    spec.write_text(text)
+    loaded = load_spec(spec)
+    run = plan(loaded)[0]
+    return run_conditions(run, loaded, specs.load_system(run.system))["backend"]
+
+
+@pytest.fixture
+def kernel_dir(tmp_path):
+    """A kernel directory with just what the plugin's options read of it."""
+    (tmp_path / "layout.json").write_text(
+        '{"symbols": {"vmemmap_base": "0xffffea0000000000"}, "sizeof": 64}')
+    (tmp_path / "System.map").write_text("000000000001f000 D cpu_number\n")
+    return tmp_path
+
+
 @pytest.mark.parametrize("value", [-5, specs.MAX_QUANTUM + 1])
 def test_a_quantum_out_of_range_is_refused(tmp_path, value):
     spec = tmp_path / "spec.toml"
@@ -77,39 +95,29 @@ def test_a_quantum_out_of_range_is_refused(tmp_path, value):
         load_spec(spec)
 
 
-def test_the_plugin_is_told_the_quantum_in_deterministic_mode_only(tmp_path):
-    # A kernel directory with just what the options read of it.
-    (tmp_path / "layout.json").write_text(
-        '{"symbols": {"vmemmap_base": "0xffffea0000000000"}, "sizeof": 64}')
-    (tmp_path / "System.map").write_text("000000000001f000 D cpu_number\n")
+def test_the_plugin_is_told_the_quantum_in_deterministic_mode_only(kernel_dir):
     system = specs.load_system("skylake-4core")
 
     def options(mode, quantum):
-        return plugin_options("hotline-cache", system, tmp_path, mode, quantum)
+        return plugin_options("hotline-cache", system, kernel_dir, mode, quantum)
     assert f"quantum={QUANTUM}" in options("deterministic", QUANTUM)
     assert not any(o.startswith("quantum=") for o in options("deterministic", None))
     assert not any(o.startswith("quantum=") for o in options("parallel", QUANTUM))
 
 
-def test_the_plugin_is_told_the_phase_with_the_quantum_only(tmp_path):
-    (tmp_path / "layout.json").write_text(
-        '{"symbols": {"vmemmap_base": "0xffffea0000000000"}, "sizeof": 64}')
-    (tmp_path / "System.map").write_text("000000000001f000 D cpu_number\n")
+def test_the_plugin_is_told_the_phase_with_the_quantum_only(kernel_dir):
     system = specs.load_system("skylake-4core")
-    options = plugin_options("hotline-cache", system, tmp_path, "deterministic", QUANTUM, 7)
+    options = plugin_options("hotline-cache", system, kernel_dir, "deterministic", QUANTUM, 7)
     assert options[-2:] == [f"quantum={QUANTUM}", "phase=7"]
-    assert "phase=0" not in plugin_options("hotline-cache", system, tmp_path,
+    assert "phase=0" not in plugin_options("hotline-cache", system, kernel_dir,
                                            "deterministic", QUANTUM, 0)
 
 
-def test_the_plugin_is_told_to_weave_with_the_quantum_only(tmp_path):
-    (tmp_path / "layout.json").write_text(
-        '{"symbols": {"vmemmap_base": "0xffffea0000000000"}, "sizeof": 64}')
-    (tmp_path / "System.map").write_text("000000000001f000 D cpu_number\n")
+def test_the_plugin_is_told_to_weave_with_the_quantum_only(kernel_dir):
     system = specs.load_system("skylake-4core")
 
     def options(mode, quantum, interleave):
-        return plugin_options("hotline-cache", system, tmp_path, mode, quantum, 0, interleave)
+        return plugin_options("hotline-cache", system, kernel_dir, mode, quantum, 0, interleave)
     assert options("deterministic", QUANTUM, "block")[-1] == "interleave=block"
     assert not any(o.startswith("interleave=") for o in options("deterministic", QUANTUM, "turn"))
     assert not any(o.startswith("interleave=") for o in options("parallel", QUANTUM, "block"))
@@ -124,11 +132,7 @@ def test_the_plugin_is_told_to_weave_with_the_quantum_only(tmp_path):
 def test_runs_record_how_the_model_saw_the_turns(tmp_path, text, interleave):
     # In the run's conditions only where the turns are woven, so that runs
     # made turn by turn keep the key they had.
-    spec = tmp_path / "spec.toml"
-    spec.write_text(text)
-    loaded = load_spec(spec)
-    run = plan(loaded)[0]
-    backend = run_conditions(run, loaded, specs.load_system(run.system))["backend"]
+    backend = backend_conditions(tmp_path, text)
     assert backend.get("interleave", "turn") == interleave
     assert ("interleave" in backend) == (interleave != "turn")
 
@@ -241,11 +245,7 @@ def test_runs_record_the_quantum_they_run_with(tmp_path, text, quantum):
     # The default where turns can be bounded; 0 (QEMU's own turns) where the
     # spec says so or they cannot be; in the run's conditions only if set,
     # so that runs of QEMU's own turns keep the key they had.
-    spec = tmp_path / "spec.toml"
-    spec.write_text(text)
-    loaded = load_spec(spec)
-    run = plan(loaded)[0]
-    backend = run_conditions(run, loaded, specs.load_system(run.system))["backend"]
+    backend = backend_conditions(tmp_path, text)
     assert backend.get("quantum", 0) == quantum
     assert ("quantum" in backend) == bool(quantum)
 
