@@ -107,6 +107,16 @@ static struct last_word {
 
 static uint64_t window_deadlines;	/* the deadline count the window began at */
 
+/* The weave cannot go on without its memory: the run stops, saying why. */
+static void *checked(void *p)
+{
+	if (!p) {
+		fprintf(stderr, "hotline-cache: out of memory for the woven window\n");
+		abort();
+	}
+	return p;
+}
+
 static void *grow(void *array, size_t *cap, size_t size, size_t at_least)
 {
 	size_t n = *cap ? *cap : 4096;
@@ -115,11 +125,7 @@ static void *grow(void *array, size_t *cap, size_t size, size_t at_least)
 		n *= 2;
 	if (n == *cap)
 		return array;
-	array = realloc(array, n * size);
-	if (!array) {
-		fprintf(stderr, "hotline-cache: out of memory for the woven window\n");
-		abort();
-	}
+	array = checked(realloc(array, n * size));
 	*cap = n;
 	return array;
 }
@@ -131,11 +137,7 @@ static inline struct word *slot(uint64_t i)
 
 static void words_alloc(uint64_t slots)
 {
-	words = calloc(slots, word_bytes);
-	if (!words) {
-		fprintf(stderr, "hotline-cache: out of memory for the woven window\n");
-		abort();
-	}
+	words = checked(calloc(slots, word_bytes));
 	words_mask = slots - 1;
 	nwords = 0;
 }
