@@ -987,6 +987,7 @@ def test_five_repeats_give_intervals_and_can_undo_a_single_runs_verdict():
     assert "6% (2%-11%, 5 runs) of those evicted or stolen" in c4.measured
     assert "upgrade 573" in c4.measured
     assert SMOKE_VERDICTS["C4"][0] == SUPPORTED
+    assert markdown([c1, c3, c4]) in (paths.REPO / "docs" / "claims.md").read_text()
 
 
 def gem5_shaped(source: Path, target: Path) -> Path:
