@@ -83,3 +83,43 @@ def test_a_profile_from_another_version_of_the_extension_is_refused(tmp_path):
 def test_the_schema_names_the_causes_as_the_extension_does():
     names = re.search(r"causeNames\[NumCauses\] = \{(.*?)\};", SOURCE.read_text(), re.S)
     assert tuple(re.findall(r'"(\w+)"', names.group(1))) == schema.CYCLE_CAUSES
+
+
+def test_a_sampled_runs_windows_give_each_share_with_its_interval(tmp_path, monkeypatch):
+    # Three windows of 100 cycles on each of two cores, none halted.  pc
+    # 0x10's cycles (both cores) in them: 20 + 30, 40 + 0, 25 + 5: shares of
+    # the 200 unhalted cycles 0.25, 0.20, 0.15; mean 0.20, sample sd 0.05,
+    # so the 95% half-width is t(0.975, 2) = 4.3027 x 0.05 / sqrt(3) =
+    # 0.1242.  pc 0x20 takes the rest of each window: 0.75, 0.80, 0.85.
+    monkeypatch.setattr(cycle_profile, "with_code",
+                        lambda frame, *_: frame.assign(symbol="f", offset=0, source_line=""))
+    at_0x10 = {(0, 0): 20, (0, 1): 30, (1, 0): 40, (1, 1): 0, (2, 0): 25, (2, 1): 5}
+    files = {}
+    for (window, cpu), cycles in at_0x10.items():
+        rows = [(0x10, 1, 1, {"execute": cycles * 840}),
+                (0x20, 1, 1, {"commit": (100 - cycles) * 840})]
+        files[(0, window, cpu)] = profile(tmp_path, rows, region=100, halted=0,
+                                          name=f"w{window}c{cpu}.csv")
+    table = cycle_profile.sampled(files, objects=None, run_id="r").set_index("pc")
+    assert table.loc[0x10, "windows"] == 3
+    assert table.loc[0x10, "cycles"] == pytest.approx(120)
+    assert table.loc[0x10, "share"] == pytest.approx(0.20)
+    assert table.loc[0x10, "share_low"] == pytest.approx(0.20 - 0.1242, abs=1e-4)
+    assert table.loc[0x10, "share_high"] == pytest.approx(0.20 + 0.1242, abs=1e-4)
+    assert table.loc[0x20, "share"] == pytest.approx(0.80)
+    assert table["share"].sum() == pytest.approx(1.0)
+
+
+def test_an_instruction_a_window_missed_counts_zero_there(tmp_path, monkeypatch):
+    # Two windows of 100 cycles on one core: 0x30 takes 50 in the first and
+    # is not in the second's table; its share is 0.25, not 0.5.
+    monkeypatch.setattr(cycle_profile, "with_code",
+                        lambda frame, *_: frame.assign(symbol="f", offset=0, source_line=""))
+    files = {(0, 0, 0): profile(tmp_path, [(0x30, 1, 1, {"execute": 50 * 840}),
+                                           (0x40, 1, 1, {"commit": 50 * 840})],
+                                halted=0, name="a.csv"),
+             (0, 1, 0): profile(tmp_path, [(0x40, 1, 1, {"commit": 100 * 840})],
+                                halted=0, name="b.csv")}
+    table = cycle_profile.sampled(files, objects=None, run_id="r").set_index("pc")
+    assert table.loc[0x30, "share"] == pytest.approx(0.25)
+    assert table.loc[0x40, "share"] == pytest.approx(0.75)

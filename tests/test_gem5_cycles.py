@@ -1,6 +1,7 @@
-"""The O3 cycle profile (configs/gem5/extras) on microbenchmarks whose time
-is known before they run, from the system spec (pentium3-4way-o3: 3 wide,
-L1D 3 cycles, L2 10, memory 120 at the core clock):
+"""The O3 cycle profile and the miss profile (configs/gem5/extras) on
+microbenchmarks whose time and misses are known before they run, from the
+system spec (pentium3-4way-o3: 3 wide, L1D 3 cycles, L2 10, memory 120 at
+the core clock):
 
 - the pointer chase through 1 MiB (cachebench chase; tests/test_chase.py
   shows every chase load misses the L1D): each load waits for the one
@@ -13,9 +14,27 @@ L1D 3 cycles, L2 10, memory 120 at the core clock):
   fewer than 1/width cycles an instruction (the width bounds it) and under
   one (L1 hits of 3 cycles, overlapped).  (Not the small sweep: the
   checkpoint restores no cache contents, so its first pass goes to memory.)
+- the ping-pong's handoffs: each store that passes the ball takes the line
+  from the other player, whose spin load then misses: a coherence miss
+  whose thief is that store, on the other CPU.  The first pass of the
+  ball comes from pingpong's own store, and after the last one no player
+  is waiting, so at least handoffs - 2 such misses; at most two a
+  handoff (a reader whose request overtakes the writer's store reads the
+  old value and loses the line again).  The data comes from the other
+  core's cache: each such miss waits at least the L1D's and the L2's
+  latency on the way, and not longer than going to memory would; the
+  cycle profile charges the waiting load to a peer's cache;
+- four stores, then `lock andb`, then a load of the word it wrote
+  (cachebench lockload): the locked instruction is a barrier (x86 locked
+  instructions are fenced micro-op sequences in gem5) that waits for the
+  stores to leave the store buffer, so it is the loop's most expensive
+  instruction, charged at least the L1D's latency an iteration (its own
+  locked load), most of it as waiting at a barrier.
 
 Runs when GEM5 points at a gem5 built with the extension; the boot to the
 checkpoint takes minutes."""
+
+import subprocess
 
 import pandas as pd
 import pytest
@@ -30,12 +49,14 @@ pytestmark = [pytest.mark.boot, pytest.mark.skipif(
                                   "(EXTRAS=configs/gem5/extras: README.md, gem5)")]
 SYSTEM = "pentium3-4way-o3"
 STEPS = 4000
+HANDOFFS = 20
+LOCKS = 200
 SPEC = f'''description = "cachebench on O3 cores"
 backend = "gem5"
 root = "disk"
 variants = ["baseline"]
 systems = ["{SYSTEM}"]
-workloads = [{{ name = "cachebench", scale = "smoke", params = {{ chase_steps = {STEPS}, handoffs = 20, iterations = 100 }} }}]
+workloads = [{{ name = "cachebench", scale = "smoke", params = {{ chase_steps = {STEPS}, handoffs = {HANDOFFS}, iterations = 100, lock_iterations = {LOCKS} }} }}]
 timeout_s = 43200
 '''
 
@@ -51,7 +72,7 @@ def profile(tmp_path_factory):
     assert run.failure is None, run.failure
     symbols = guest_program_symbols(
         paths.DISK_IMAGES / "workloads" / "cachebench" / "cachebench.c", tmp)
-    return pd.read_parquet(run.directory / "cycles.parquet"), symbols
+    return pd.read_parquet(run.directory / "cycles.parquet"), symbols, run.directory, tmp
 
 
 def within(cycles: pd.DataFrame, symbols: dict, name: str) -> pd.DataFrame:
@@ -60,7 +81,7 @@ def within(cycles: pd.DataFrame, symbols: dict, name: str) -> pd.DataFrame:
 
 
 def test_each_chase_load_is_charged_the_memory_latency(profile):
-    cycles, symbols = profile
+    cycles, symbols, _, _ = profile
     system = specs.load_system(SYSTEM)
     c, memory = system.caches, system.latency.memory_cycles
     chase = within(cycles, symbols, "chase")
@@ -73,8 +94,56 @@ def test_each_chase_load_is_charged_the_memory_latency(profile):
 
 
 def test_the_spin_loop_of_l1_hits_runs_at_the_cores_width(profile):
-    cycles, symbols = profile
+    cycles, symbols, _, _ = profile
     width = specs.load_system(SYSTEM).core.width
     player = within(cycles, symbols, "player")
     per_instruction = player["cycles"].sum() / player["instructions"].sum()
     assert 1 / width <= per_instruction < 1
+
+
+def locked_instruction(binary, start: int, size: int) -> int:
+    """The address of the one `lock`-prefixed instruction in [start, start + size)."""
+    out = subprocess.run(["objdump", "-d", f"--start-address={start}",
+                          f"--stop-address={start + size}", str(binary)],
+                         capture_output=True, text=True, check=True).stdout
+    found = [int(line.split(":")[0], 16) for line in out.splitlines()
+             if "\tlock " in line or " lock " in line]
+    assert len(found) == 1, out
+    return found[0]
+
+
+def test_each_handoff_is_a_coherence_miss_taken_by_the_other_players_store(profile):
+    cycles, symbols, run_dir, _ = profile
+    system = specs.load_system(SYSTEM)
+    c = system.caches
+    misses = pd.read_parquet(run_dir / "misses.parquet")
+    start, size = symbols["player"]
+    loads = misses[(misses["pc"] >= start) & (misses["pc"] < start + size)
+                   & (misses["level"] == "L1D") & (misses["kind"] == "read")
+                   & (misses["cause"] == "coherence")]
+    handed = loads["count"].sum()
+    assert HANDOFFS - 2 <= handed <= 2 * HANDOFFS
+    coherence = pd.read_parquet(run_dir / "coherence.parquet")
+    mine = coherence[(coherence["pc"] >= start) & (coherence["pc"] < start + size)]
+    assert mine["count"].sum() == handed
+    assert (mine["cpu"] != mine["thief_cpu"]).all()
+    by_player = mine[(mine["thief_pc"] >= start) & (mine["thief_pc"] < start + size)]
+    assert by_player["count"].sum() >= HANDOFFS - 2
+    per_miss = loads["cycles"].sum() / handed
+    assert c.l1d.latency_cycles + c.l2.latency_cycles <= per_miss <= \
+        system.latency.memory_cycles + c.l1d.latency_cycles + c.l2.latency_cycles
+    waiting = within(cycles, symbols, "player")
+    assert waiting["cycles_load_peer"].sum() > 0
+
+
+def test_the_locked_instruction_waits_for_the_stores_at_a_barrier(profile):
+    cycles, symbols, _, tmp = profile
+    c = specs.load_system(SYSTEM).caches
+    start, size = symbols["lockload"]
+    lock = locked_instruction(tmp / "cachebench", start, size)
+    loop = within(cycles, symbols, "lockload")
+    row = loop.set_index("pc").loc[lock]
+    assert row["instructions"] == LOCKS
+    assert row["cycles"] == loop["cycles"].max()
+    assert row["cycles"] / LOCKS >= c.l1d.latency_cycles
+    assert row["cycles_barrier"] > row["cycles"] / 2

@@ -122,6 +122,40 @@ def test_o3_runs_get_the_core_and_the_cycle_profile():
     assert p["core"] is not None and p["cycle_profile"] is None
 
 
+def test_classic_caches_get_the_miss_profile_of_their_geometry():
+    # pentium3-4way: 16 KiB L1D and 512 KiB L2 of 64-byte lines.
+    p = translate(specs.load_system("pentium3-4way-timing"))
+    assert p["miss_profile"] == {"path": params.MISS_PROFILE, "l1d_lines": 256,
+                                 "l2_lines": 8192, "user_space_end": 0x800000000000}
+    assert p["traces"] is not None     # what a gem5 without the extension falls back to
+    p = translate(with_gem5(specs.load_system("pentium3-4way-o3"), caches="ruby-mesi-two-level"))
+    assert p["miss_profile"] is None
+
+
+SAMPLED = {"period_cycles": 1_000_000, "warmup_cycles": 20_000, "measure_cycles": 10_000}
+
+
+def test_a_sampled_o3_run_profiles_windows_not_regions():
+    p = translate(with_gem5(specs.load_system("pentium3-4way-o3"), clock_ghz=1.0,
+                            sampling=SAMPLED))
+    assert p["sampling"] == {**SAMPLED, "path": params.SAMPLED_PROFILE}
+    assert all(f"{{{k}}}" in params.SAMPLED_PROFILE for k in ("region", "sample", "cpu"))
+    assert p["cycle_profile"] is None and p["lsq_debug_flags"] == []
+    assert p["core"]["width"] == 3
+    assert translate(specs.load_system("pentium3-4way-o3"))["sampling"] is None
+
+
+@pytest.mark.parametrize("settings, complaint", [
+    ({"roi_cpu": "timing", "sampling": SAMPLED}, "sampling needs roi_cpu"),
+    ({"caches": "ruby-mesi-two-level", "sampling": SAMPLED}, "sampling needs roi_cpu"),
+    ({"sampling": {**SAMPLED, "measure_cycles": 990_000}}, "must be less than period_cycles"),
+    ({"sampling": {**SAMPLED, "measure_cycles": 0}}, "greater than or equal to 1"),
+])
+def test_sampling_where_it_cannot_apply_is_refused(settings, complaint):
+    with pytest.raises(ValueError, match=complaint):
+        specs.Gem5Settings(**settings)
+
+
 def test_the_32_byte_twin_differs_only_in_its_lines():
     wide, narrow = (specs.load_system(n) for n in ("pentium3-4way-o3", "pentium3-4way-o3-32b"))
     assert (wide.caches.line_bytes, narrow.caches.line_bytes) == (64, 32)

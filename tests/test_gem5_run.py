@@ -98,9 +98,17 @@ def test_fork_storm_boots_once_and_measures_twice(tmp_path, tmp_results, monkeyp
     misses = pd.read_parquet(run.directory / "misses.parquet")
     flags = misses[(misses.object == "struct page") & (misses.field == "flags")]
     assert flags["count"].sum() > 0, "no miss on page->flags"
-    # The replay of the core-side traces classified every L1D miss, and
-    # found some lines taken by another core's write.
+    # The miss profile (or, without hotline's extension, the replay of the
+    # core-side traces) classified every L1D miss, and found some lines
+    # taken by another core's write.
     l1d = misses[misses.level == "L1D"]
+    if extension_built():
+        # Counted inside gem5, the L1D's misses are gem5's own count of the
+        # misses each L1D sent below (its MSHR misses), core by core.
+        assert manifest["gem5"]["misses_from"] == "miss profile"
+        sent = core.groupby("cpu")["l1d_mshr_misses"].sum()
+        counted = raw[raw.level == "L1D"].groupby("cpu")["count"].sum()
+        assert counted.to_dict() == sent.astype("int64").to_dict()
     assert set(l1d.cause) <= {"compulsory", "capacity", "conflict", "coherence", "upgrade"}
     assert l1d.loc[l1d.cause == "coherence", "count"].sum() > 0
     coherence = pd.read_parquet(run.directory / "coherence.parquet")
@@ -135,21 +143,41 @@ def test_fork_storm_boots_once_and_measures_twice(tmp_path, tmp_results, monkeyp
 
 
 def extension_built() -> bool:
-    """Whether GEM5 was built with hotline's extension (configs/gem5/extras)."""
+    """Whether GEM5 was built with this checkout's extension (configs/gem5/
+    extras): both its objects."""
     binary = os.environ.get("GEM5", "")
-    return bool(binary) and b"HotlineCycleProfile" in open(binary, "rb").read()
+    if not binary:
+        return False
+    built = open(binary, "rb").read()
+    return b"HotlineCycleProfile" in built and b"HotlineMissProfile" in built
+
+
+NO_EXTENSION = pytest.mark.skipif(
+    not extension_built(), reason="GEM5 was built without hotline's extension: build gem5 with "
+                                  "EXTRAS=configs/gem5/extras (README.md, gem5)")
+
+
+def tiny_run(system: str, tmp):
+    """The tiny fork storm on `system`, its run directory."""
+    spec = tmp / f"forkstorm-gem5-tiny-{system}.toml"
+    spec.write_text(SPEC.format(system=system))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HOTLINE_RESULTS", str(tmp / "results"))
+        [run] = run_experiment(spec)
+    assert run.failure is None, run.failure
+    return run
+
+
+@pytest.fixture(scope="module")
+def o3_run(tmp_path_factory):
+    """The tiny fork storm on the P6-shaped O3 cores (pentium3-4way-o3)."""
+    return tiny_run("pentium3-4way-o3", tmp_path_factory.mktemp("o3"))
 
 
 @pytest.mark.boot
-@pytest.mark.skipif(not extension_built(),
-                    reason="GEM5 was built without hotline's extension: build gem5 with "
-                           "EXTRAS=configs/gem5/extras (README.md, gem5)")
-def test_o3_cycle_profile_charges_every_cycle_once(tmp_path, tmp_results):
-    # The tiny fork storm on the P6-shaped O3 cores (pentium3-4way-o3).
-    spec = tmp_path / "forkstorm-gem5-o3-tiny.toml"
-    spec.write_text(SPEC.format(system="pentium3-4way-o3"))
-    [run] = run_experiment(spec)
-    assert run.failure is None, run.failure
+@NO_EXTENSION
+def test_o3_cycle_profile_charges_every_cycle_once(o3_run):
+    run = o3_run
     manifest = json.loads((run.directory / "manifest.json").read_text())
     assert {"cycles", "region_cycles"} <= set(manifest["tables"])
     cycles = pd.read_parquet(run.directory / "cycles.parquet")
@@ -178,3 +206,25 @@ def test_o3_cycle_profile_charges_every_cycle_once(tmp_path, tmp_results):
     from hotline.report.annotate import write_annotation
     text, _, _ = write_annotation(run.directory, busiest)
     assert "Time (gem5 O3, exact):" in text and "sampled" in text
+
+
+@pytest.mark.boot
+@NO_EXTENSION
+def test_the_sampled_profile_finds_the_exact_ones_top_instructions(o3_run, tmp_path):
+    """The same tiny fork storm sampled (pentium3-4way-o3-sampled: an O3
+    window of 10,000 warm-up and 10,000 measured cycles every 100,000): the
+    top 20 instructions of the exact profile, by share of the unhalted
+    cycles, lie within their sampled 95% intervals, but for at most 3 (with
+    20 independent 95% intervals, 4 or more misses happen 1.6% of the time)."""
+    sampled_run = tiny_run("pentium3-4way-o3-sampled", tmp_path)
+    sampled = pd.read_parquet(sampled_run.directory / "sampled_cycles.parquet").set_index("pc")
+    assert (sampled["windows"] > 100).all()
+    manifest = json.loads((sampled_run.directory / "manifest.json").read_text())
+    assert manifest["gem5"]["sampled_windows"] == sampled["windows"].iloc[0]
+    exact = pd.read_parquet(o3_run.directory / "cycles.parquet").groupby("pc")["cycles"].sum()
+    exact = exact / exact.sum()
+    top = exact.nlargest(20)
+    low = sampled["share_low"].reindex(top.index, fill_value=0.0)
+    high = sampled["share_high"].reindex(top.index, fill_value=0.0)
+    outside = top[(top < low) | (top > high)]
+    assert len(outside) <= 3, pd.DataFrame({"exact": top, "low": low, "high": high})

@@ -1,21 +1,23 @@
 """Measure many: a checkpoint saved by hotline_boot.py at the workload's
-first region of interest, restored into the measuring CPU (timing or O3)
-with the system spec's caches and traced monitors, run to the guest's end.
+first region of interest, restored into the measuring CPU (timing or O3,
+or atomic with O3 windows when sampled) with the system spec's caches, run
+to the guest's end.
 
     gem5.opt --outdir=OUT [--debug-file=lsq.trace] \\
         configs/gem5/hotline_measure.py --params MEASURE.json
 
 MEASURE.json is written by hotline (configs/gem5/hotline_gem5/run_params.py,
 MeasureParams).  Classic private L1I/L1D/L2 caches and an optional shared
-L3 with traced CommMonitors at the core, below each L1D and below each L2,
-or Ruby MESI_Two_Level without traces.  Stats are reset at each region's
-start and dumped at its end; the init's m5 exit ends the run.  Outputs in
-OUT: stats.txt, board.pc.com_1.device (the guest console from the
-checkpoint on), the roi_file (region ticks), the traces and, with O3, the
-LSQUnit debug trace inside the regions (--debug-file) and, with O3 and
-classic caches in a gem5 built with hotline's extension (configs/gem5/
-extras), each core's cycle profile of each region.  Written for gem5
-v24.0.
+L3, with hotline's miss profile of every L1D and L2 (or, in a gem5 built
+without hotline's extension, traced CommMonitors at the core, below each
+L1D and below each L2), or Ruby MESI_Two_Level without either.  Stats are
+reset at each region's start and dumped at its end; the init's m5 exit
+ends the run.  Outputs in OUT: stats.txt, board.pc.com_1.device (the guest
+console from the checkpoint on), the roi_file (region ticks), the miss
+profile of each region or the traces and, with O3, the LSQUnit debug trace
+inside the regions (--debug-file) and, with O3 and classic caches in a gem5
+built with hotline's extension (configs/gem5/extras), each core's cycle
+profile of each region, or of each sampled window.  Written for gem5 v24.0.
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from hotline_gem5.preflight import check_build, check_files, fail, load_params  # noqa: E402
-from hotline_gem5.run_params import NO_EXTENSION, MeasureParams, RubyCaches  # noqa: E402
+from hotline_gem5.run_params import (  # noqa: E402
+    NO_EXTENSION, NO_MISS_EXTENSION, MeasureParams, RubyCaches,
+)
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--params", required=True, help="the run's parameters (JSON from hotline)")
@@ -44,7 +48,7 @@ import m5  # noqa: E402
 from gem5.simulate.simulator import Simulator  # noqa: E402
 
 from hotline_gem5 import machine  # noqa: E402
-from hotline_gem5.roi_exit_handlers import RoiRecorder  # noqa: E402
+from hotline_gem5.roi_exit_handlers import RoiRecorder, Sampler  # noqa: E402
 
 caches = params.caches
 if ruby:
@@ -57,14 +61,22 @@ if ruby:
         l2_size=caches.l2_size, l2_assoc=caches.l2_assoc, num_l2_banks=caches.num_l2_banks)
 else:
     from hotline_gem5.monitored_private_l1_private_l2_cache_hierarchy import (
-        MonitoredPrivateL1PrivateL2CacheHierarchy, cycle_profile_built,
+        MonitoredPrivateL1PrivateL2CacheHierarchy, extension_built,
     )
-    if params.cycle_profile and not cycle_profile_built():
+    if params.sampling and not extension_built("HotlineCycleProfile"):
+        fail(f"sampled simulation measures its windows with the cycle profile: {NO_EXTENSION}")
+    if params.cycle_profile and not extension_built("HotlineCycleProfile"):
         # One line, and the run goes on: its whole-run statistics need no
         # extension (the host says what is missing).
         print(f"hotline-gem5: {NO_EXTENSION}", flush=True)
         params = dataclasses.replace(params, cycle_profile=None)
-    traces = params.traces
+    if params.miss_profile and not extension_built("HotlineMissProfile"):
+        print(f"hotline-gem5: {NO_MISS_EXTENSION}", flush=True)
+        params = dataclasses.replace(params, miss_profile=None)
+    # The miss profile makes the traces unnecessary.
+    traces = params.traces if params.miss_profile is None else None
+    miss_profile = None if params.miss_profile is None else {
+        k: v for k, v in dataclasses.asdict(params.miss_profile).items() if k != "path"}
     monitors = {}
     if traces is not None:
         os.makedirs(os.path.join(m5.options.outdir, traces.directory), exist_ok=True)
@@ -73,15 +85,41 @@ else:
     as_dict = lambda c: None if c is None else dataclasses.asdict(c)  # noqa: E731
     cache_hierarchy = MonitoredPrivateL1PrivateL2CacheHierarchy(
         l1i=as_dict(caches.l1i), l1d=as_dict(caches.l1d), l2=as_dict(caches.l2),
-        l3=as_dict(caches.l3), cycle_profile=bool(params.cycle_profile), **monitors)
+        l3=as_dict(caches.l3), cycle_profile=bool(params.cycle_profile or params.sampling),
+        miss_profile=miss_profile, **monitors)
 
 board = machine.board(params.machine, cpu=params.roi_cpu, cache_hierarchy=cache_hierarchy,
-                      checkpoint=params.checkpoint_dir, core=params.core)
+                      checkpoint=params.checkpoint_dir, core=params.core,
+                      sampled=params.sampling is not None)
 board.cache_line_size = caches.line_bytes
+
+
+def cycle_profiles(path: str) -> list:
+    """Each core's cycle profile and where it writes its table (path with
+    {cpu} filled in)."""
+    return [(profile, os.path.join(m5.options.outdir, path.replace("{cpu}", str(cpu))))
+            for cpu, profile in enumerate(getattr(cache_hierarchy, "cycle_profiles", []))]
+
+
+def profiles() -> list:
+    """The extension's objects that measure whole regions, and where each
+    writes a region's table."""
+    found = cycle_profiles(params.cycle_profile) if params.cycle_profile else []
+    if hasattr(cache_hierarchy, "miss_profile"):
+        found.append((cache_hierarchy.miss_profile,
+                      os.path.join(m5.options.outdir, params.miss_profile.path)))
+    return found
+
+
+sampler = None
+if params.sampling is not None:
+    s = params.sampling
+    sampler = Sampler(processor=board.get_processor(),
+                      profiles=lambda: cycle_profiles(s.path),
+                      period=s.period_cycles, warmup=s.warmup_cycles, measure=s.measure_cycles,
+                      clock_hz=float(params.machine.clock.removesuffix("GHz")) * 1e9)
 roi = RoiRecorder(path=os.path.join(m5.options.outdir, params.roi_file),
-                  debug_flags=params.lsq_debug_flags,
-                  profiles=lambda: getattr(cache_hierarchy, "cycle_profiles", []),
-                  profile_path=os.path.join(m5.options.outdir, params.cycle_profile or ""))
+                  debug_flags=params.lsq_debug_flags, profiles=profiles, sampler=sampler)
 simulator = Simulator(board=board, on_exit_event=roi.handlers())
 roi.attach(simulator)
 simulator.run()

@@ -77,6 +77,28 @@ class QemuSettings(Strict):
     cpu_model: str = "max,la57=off"
 
 
+class Sampling(Strict):
+    """Sampled simulation of the regions (`[gem5] sampling`), SMARTS's
+    systematic sampling (Wunderlich et al., ISCA 2003): atomic cores run the
+    regions with the caches kept warm (functional warming), and every
+    `period_cycles` the O3 cores take over for `warmup_cycles` of detailed
+    warm-up, then `measure_cycles` that the cycle profile measures, and
+    hand back.  The profile of the measured windows estimates the region's,
+    each share with a 95% interval over the windows (docs/gem5.md)."""
+    period_cycles: int = Field(ge=1)
+    warmup_cycles: int = Field(ge=0)
+    measure_cycles: int = Field(ge=1)
+
+    @model_validator(mode="after")
+    def _fits(self):
+        if self.warmup_cycles + self.measure_cycles >= self.period_cycles:
+            raise ValueError(f"warmup_cycles + measure_cycles ({self.warmup_cycles} + "
+                             f"{self.measure_cycles}) must be less than period_cycles "
+                             f"({self.period_cycles}): the atomic cores need a part of "
+                             "each period")
+        return self
+
+
 class Gem5Settings(Strict):
     """How the gem5 backend builds this machine (configs/gem5/)."""
     clock_ghz: float = Field(default=3.0, gt=0)
@@ -84,6 +106,14 @@ class Gem5Settings(Strict):
     roi_cpu: Literal["o3", "timing"] = "o3"
     caches: Literal["classic", "ruby-mesi-two-level"] = "classic"
     memory: Literal["ddr4-2400", "simple"] = "ddr4-2400"
+    sampling: Sampling | None = None
+
+    @model_validator(mode="after")
+    def _sampled_o3(self):
+        if self.sampling is not None and (self.roi_cpu != "o3" or self.caches != "classic"):
+            raise ValueError("sampling needs roi_cpu = \"o3\" and caches = \"classic\": the "
+                             "cycle profile measures the O3 windows through classic caches")
+        return self
 
 
 class Core(Strict):

@@ -6,16 +6,14 @@
 #include "cycle_profile.hh"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <functional>
-#include <utility>
 
 #include "cpu/o3/cpu.hh"
 #include "cpu/o3/dyn_inst.hh"
+#include "listener.hh"
 #include "mem/cache/base.hh"
 #include "params/HotlineCycleProfile.hh"
+#include "table_file.hh"
 
 namespace gem5
 {
@@ -28,23 +26,6 @@ namespace
 const char *const causeNames[NumCauses] = {
     "commit", "load_l2", "load_memory", "load_peer", "barrier", "store",
     "execute", "front_end", "mispredict", "squash",
-};
-
-/* A listener on any object's probe manager (ProbeListenerArg takes the
- * manager of the listening object, and the caches are not that). */
-template <class Arg>
-class Listener : public ProbeListenerArgBase<Arg>
-{
-  public:
-    Listener(ProbeManager *manager, const std::string &point,
-             std::function<void(const Arg &)> call)
-        : ProbeListenerArgBase<Arg>(manager, point), call(std::move(call))
-    {}
-
-    void notify(const Arg &value) override { call(value); }
-
-  private:
-    std::function<void(const Arg &)> call;
 };
 
 bool
@@ -335,41 +316,28 @@ CycleProfile::dumpRegion(const std::string &path)
     std::sort(sorted.begin(), sorted.end(),
               [](const auto &a, const auto &b) { return a.first < b.first; });
 
-    const std::string partial = path + ".partial";
-    FILE *out = std::fopen(partial.c_str(), "w");
-    if (!out)
-        return partial + ": " + std::strerror(errno);
-    std::fprintf(out, "# hotline cycle profile 1: units_per_cycle=%llu "
-                 "region_cycles=%llu halted_cycles=%llu sample_period=%llu core=%s\n",
-                 (unsigned long long)unitsPerCycle,
-                 (unsigned long long)(accounted - regionStart),
-                 (unsigned long long)haltedCycles, (unsigned long long)samplePeriod,
-                 cpu->name().c_str());
-    std::fprintf(out, "pc,instructions,micro_ops,samples");
-    for (const char *cause : causeNames)
-        std::fprintf(out, ",%s", cause);
-    std::fprintf(out, "\n");
-    for (const auto &[pc, row] : sorted) {
-        std::fprintf(out, "%llu,%llu,%llu,%llu", (unsigned long long)pc,
-                     (unsigned long long)row->instructions,
-                     (unsigned long long)row->microOps,
-                     (unsigned long long)row->samples);
-        for (uint64_t units : row->units)
-            std::fprintf(out, ",%llu", (unsigned long long)units);
+    return writeTable(path, [&](std::FILE *out) {
+        std::fprintf(out, "# hotline cycle profile 1: units_per_cycle=%llu "
+                     "region_cycles=%llu halted_cycles=%llu sample_period=%llu "
+                     "core=%s\n",
+                     (unsigned long long)unitsPerCycle,
+                     (unsigned long long)(accounted - regionStart),
+                     (unsigned long long)haltedCycles,
+                     (unsigned long long)samplePeriod, cpu->name().c_str());
+        std::fprintf(out, "pc,instructions,micro_ops,samples");
+        for (const char *cause : causeNames)
+            std::fprintf(out, ",%s", cause);
         std::fprintf(out, "\n");
-    }
-    const bool failed = std::ferror(out) != 0;
-    if (std::fclose(out) != 0 || failed) {
-        const std::string why = std::strerror(errno);
-        std::remove(partial.c_str());
-        return path + ": " + why;
-    }
-    if (std::rename(partial.c_str(), path.c_str()) != 0) {
-        const std::string why = std::strerror(errno);
-        std::remove(partial.c_str());
-        return path + ": " + why;
-    }
-    return "";
+        for (const auto &[pc, row] : sorted) {
+            std::fprintf(out, "%llu,%llu,%llu,%llu", (unsigned long long)pc,
+                         (unsigned long long)row->instructions,
+                         (unsigned long long)row->microOps,
+                         (unsigned long long)row->samples);
+            for (uint64_t units : row->units)
+                std::fprintf(out, ",%llu", (unsigned long long)units);
+            std::fprintf(out, "\n");
+        }
+    });
 }
 
 } // namespace hotline

@@ -16,7 +16,8 @@ walks are cached) instead of straight to memory.
 
 With cycle_profile, each core also gets hotline's cycle profile
 (configs/gem5/extras, HotlineCycleProfile: O3 cores only), listening to the
-core and to its L1D and L2."""
+core and to its L1D and L2; with miss_profile, the system gets hotline's
+miss profile (HotlineMissProfile), listening to every L1D and L2."""
 
 from __future__ import annotations
 
@@ -51,29 +52,34 @@ def traced_monitor(trace_dir: str, name: str, *, responses: bool) -> CommMonitor
     return monitor
 
 
-def cycle_profile_built() -> bool:
+def extension_built(sim_object: str) -> bool:
     """Whether this gem5 was built with hotline's extension (EXTRAS=
-    configs/gem5/extras)."""
+    configs/gem5/extras) and so has sim_object (HotlineCycleProfile,
+    HotlineMissProfile); a gem5 built from an older checkout may have one
+    and not the other."""
     import m5.objects
-    return hasattr(m5.objects, "HotlineCycleProfile")
+    return hasattr(m5.objects, sim_object)
 
 
 class MonitoredPrivateL1PrivateL2CacheHierarchy(PrivateL1PrivateL2CacheHierarchy):
     """Each cache is a dict of gem5 Cache parameters (size, assoc,
     tag_latency, data_latency, response_latency, mshrs, tgts_per_mshr,
     clusivity, writeback_clean).  Monitor names are formats of {cpu};
-    without trace_dir there are no monitors.  cycle_profile needs a gem5
-    built with hotline's extension (cycle_profile_built())."""
+    without trace_dir there are no monitors.  cycle_profile and
+    miss_profile (HotlineMissProfile's parameters besides the caches) need
+    a gem5 built with hotline's extension (extension_built())."""
 
     def __init__(self, *, l1i: dict, l1d: dict, l2: dict, l3: dict | None = None,
                  trace_dir: str | None = None, core_monitor: str | None = None,
                  l1d_monitor: str = "l1d_to_l2_cpu{cpu}",
-                 l2_monitor: str = "l2_to_mem_cpu{cpu}", cycle_profile: bool = False) -> None:
+                 l2_monitor: str = "l2_to_mem_cpu{cpu}", cycle_profile: bool = False,
+                 miss_profile: dict | None = None) -> None:
         super().__init__(l1d_size=l1d["size"], l1i_size=l1i["size"], l2_size=l2["size"])
         self._l1i, self._l1d, self._l2, self._l3 = l1i, l1d, l2, l3
         # The profiles become the child `cycle_profiles` in incorporate_cache
         # (a SimObject takes no empty list as an attribute).
         self._cycle_profile = cycle_profile
+        self._miss_profile = miss_profile
         self._trace_dir = trace_dir
         self._names = {"core": core_monitor, "l1d": l1d_monitor, "l2": l2_monitor}
 
@@ -138,9 +144,16 @@ class MonitoredPrivateL1PrivateL2CacheHierarchy(PrivateL1PrivateL2CacheHierarchy
 
         if self._cycle_profile:
             from m5.objects import HotlineCycleProfile
+            # The O3 cores: a sampled run's take over from its atomic ones.
+            processor = board.get_processor()
+            profiled = processor.o3_cores() if hasattr(processor, "o3_cores") else cores
             self.cycle_profiles = [
                 HotlineCycleProfile(manager=cpu.get_simobject(), l1d=self.l1dcaches[i],
-                                    l2=self.l2caches[i]) for i, cpu in enumerate(cores)]
+                                    l2=self.l2caches[i]) for i, cpu in enumerate(profiled)]
+        if self._miss_profile is not None:
+            from m5.objects import HotlineMissProfile
+            self.miss_profile = HotlineMissProfile(l1ds=self.l1dcaches, l2s=self.l2caches,
+                                                   **self._miss_profile)
 
         if board.has_coherent_io():
             self._setup_io_cache(board)

@@ -11,8 +11,9 @@ stopped, inside the first region of interest.  The first step of the
 simulation is one tick long, so that the region can be opened (stats reset,
 LSQ debug trace on) once the simulator exists; later work_begin/work_end
 pairs open and close further regions (work_end dumps the stats: one dump per
-region; with hotline's extension, each core's cycle profile is started at
-a region's start and written at its end).  The init's m5 exit ends the
+region; with hotline's extension, each core's cycle profile and the miss
+profile are started at a region's start and written at its end, or, in a
+sampled run, the cycle profiles at each window's (Sampler)).  The init's m5 exit ends the
 run.  Every region's first and last tick go into a JSON file, which the host
 uses to keep only the packets inside the regions; stats.txt holds one dump
 per region, in order, and gem5's own dump at exit after them."""
@@ -54,17 +55,92 @@ class CheckpointAtRoi:
         return {ExitEvent.WORKBEGIN: self.work_begin(), ExitEvent.EXIT: self.exit()}
 
 
+class Sampler:
+    """SMARTS's windows inside the regions of interest (hotline.specs.Sampling).
+
+    Each period of `period` cycles ends in a window: the O3 cores take over
+    for `warmup` cycles (their pipelines and predictors fill; the caches
+    are warm already, the atomic cores kept them so), then the cycle
+    profiles measure `measure` cycles and write one table per core, and the
+    atomic cores take back over for the rest of the next period.  The first
+    window ends one period into the region.  A window the region's end cuts
+    short is dropped, so that every table covers the same stretch; outside
+    the regions the atomic cores run.
+
+    Steps are gem5's scheduled tick exits, which cannot be taken back: the
+    step due is remembered, and an exit at any other tick (one scheduled
+    before the region ended) is ignored."""
+
+    FAST, WARM, MEASURE, OFF = "fast", "warm", "measure", "off"
+
+    def __init__(self, *, processor, profiles: Callable[[], list], period: int, warmup: int,
+                 measure: int, clock_hz: float) -> None:
+        self._processor = processor
+        self._profiles = profiles
+        self._cycles = {self.FAST: period - warmup - measure, self.WARM: warmup,
+                        self.MEASURE: measure}
+        self._clock_hz = clock_hz
+        self._state = self.OFF
+        self._due = None
+        self._region = self._sample = 0
+
+    def _enter(self, state: str) -> None:
+        """Switch cores as the state needs and schedule its end."""
+        if (state in (self.WARM, self.MEASURE)) != self._processor.on_o3():
+            self._processor.switch()
+        self._state = state
+        # (Ticks only once the simulator has fixed their frequency.)
+        ticks = m5.ticks.fromSeconds(self._cycles[state] / self._clock_hz)
+        if state == self.WARM and ticks == 0:
+            return self._enter(self.MEASURE)
+        if state == self.MEASURE:
+            for profile, _ in self._profiles():
+                profile.startRegion()
+        self._due = m5.curTick() + ticks
+        m5.scheduleTickExitAbsolute(self._due)
+
+    def region_opened(self, region: int) -> None:
+        self._region, self._sample = region, 0
+        self._enter(self.FAST)
+
+    def region_closed(self) -> dict:
+        """Back to the atomic cores; the region's windows, and whether its
+        end cut one short (dropped)."""
+        cut = self._state == self.MEASURE
+        if self._processor.on_o3():
+            self._processor.switch()
+        self._state, self._due = self.OFF, None
+        return {"windows": self._sample, "window_cut": cut}
+
+    def step(self) -> None:
+        """A scheduled tick exit: the end of the current state, if due now."""
+        if self._state == self.OFF or m5.curTick() != self._due:
+            return
+        if self._state == self.MEASURE:
+            for profile, path in self._profiles():
+                path = path.format(region=self._region, sample=self._sample)
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                problem = profile.dumpRegion(path)
+                if problem:
+                    sys.exit(f"hotline-gem5: cannot write a sampled cycle profile: {problem}")
+            self._sample += 1
+        following = {self.FAST: self.WARM, self.WARM: self.MEASURE, self.MEASURE: self.FAST}
+        self._enter(following[self._state])
+
+
 class RoiRecorder:
     def __init__(self, *, path: str, debug_flags: list[str],
-                 profiles: Callable[[], list] = list, profile_path: str = "") -> None:
-        """profiles: the cycle profiles, asked for when a region opens: the
-        cache hierarchy makes them only when the simulator connects the
-        board, after this object exists."""
+                 profiles: Callable[[], list] = list, sampler: Sampler | None = None) -> None:
+        """profiles: the extension's objects, each with the path its
+        region's table goes to ({region} in it), asked for when a region
+        opens: the cache hierarchy makes them only when the simulator
+        connects the board, after this object exists.  sampler: a sampled
+        run's windows, opened and closed with the regions."""
         self._simulator = None
         self._path = path
         self._debug_flags = debug_flags
         self._profiles = profiles
-        self._profile_path = profile_path
+        self._sampler = sampler
         self.regions: list[dict] = []
         self._save()
 
@@ -84,9 +160,11 @@ class RoiRecorder:
     def _open(self) -> None:
         m5.stats.reset()
         self._set_debug(True)
-        for profile in self._profiles():
+        for profile, _ in self._profiles():
             profile.startRegion()
         self.regions.append({"begin": m5.curTick(), "end": None})
+        if self._sampler is not None:
+            self._sampler.region_opened(len(self.regions) - 1)
         self._save()
 
     def _inside(self) -> bool:
@@ -114,22 +192,28 @@ class RoiRecorder:
                 m5.stats.dump()
                 self._set_debug(False)
                 self._dump_profiles(len(self.regions) - 1)
+                if self._sampler is not None:
+                    self.regions[-1].update(self._sampler.region_closed())
                 self.regions[-1]["end"] = m5.curTick()
                 self._save()
             yield False
 
     def _dump_profiles(self, region: int) -> None:
-        """Each core's cycle profile of the region; a table that cannot be
+        """The extension's tables of the region; a table that cannot be
         written ends the run (hotline would refuse the run without it)."""
-        profiles = self._profiles()
-        directory = os.path.dirname(self._profile_path)
-        if profiles and directory:
-            os.makedirs(directory, exist_ok=True)
-        for cpu, profile in enumerate(profiles):
-            problem = profile.dumpRegion(self._profile_path.format(region=region, cpu=cpu))
+        for profile, path in self._profiles():
+            path = path.format(region=region)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            problem = profile.dumpRegion(path)
             if problem:
-                sys.exit(f"hotline-gem5: cannot write the cycle profile: {problem}")
+                sys.exit(f"hotline-gem5: cannot write {profile.type}'s table: {problem}")
+
+    def scheduled_tick(self):
+        while True:
+            if self._sampler is not None:
+                self._sampler.step()
+            yield False
 
     def handlers(self) -> dict:
         return {ExitEvent.MAX_TICK: self.open_first(), ExitEvent.WORKBEGIN: self.work_begin(),
-                ExitEvent.WORKEND: self.work_end()}
+                ExitEvent.WORKEND: self.work_end(), ExitEvent.SCHEDULED_TICK: self.scheduled_tick()}

@@ -24,13 +24,17 @@ from typing import Literal, Optional, Union
 
 # Bumped whenever a field changes meaning, so that a script never reads
 # parameters written for another version of itself.
-SCHEMA = 3
+SCHEMA = 4
 
 
 # What a gem5 built without hotline's extension cannot measure, said once by
 # the run script and once by hotline when it reads the run.
 NO_EXTENSION = ("this gem5 has no HotlineCycleProfile: the cycle profile was not measured; "
                 "build gem5 with EXTRAS=configs/gem5/extras (README.md, \"gem5\")")
+# The same for the miss profile: such a run counts its misses from packet
+# traces instead (slower, and without the misses' causes being gem5's own).
+NO_MISS_EXTENSION = ("this gem5 has no HotlineMissProfile: misses counted from packet traces; "
+                     "build gem5 with EXTRAS=configs/gem5/extras (README.md, \"gem5\")")
 
 
 class ParamsError(ValueError):
@@ -118,6 +122,28 @@ class Traces:
 
 
 @dataclass(frozen=True)
+class MissProfile:
+    """hotline's miss profile (configs/gem5/extras/miss_profile.hh) of each
+    region, written to `path` in --outdir ({region} is a number from 0)."""
+    path: str
+    l1d_lines: int
+    l2_lines: int
+    user_space_end: int   # data addresses of instructions below it are not kept
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """SMARTS's systematic sampling of the regions (hotline.specs.Sampling):
+    atomic cores between the windows, O3 cores in them; each window's
+    measured part profiled into `path` in --outdir ({region}, {sample} and
+    {cpu} are numbers from 0)."""
+    period_cycles: int
+    warmup_cycles: int
+    measure_cycles: int
+    path: str
+
+
+@dataclass(frozen=True)
 class BootParams:
     schema: int
     machine: Machine
@@ -141,6 +167,13 @@ class MeasureParams:
     # --outdir ({region} and {cpu} are numbers from 0).  A gem5 built without
     # the extension writes none and says so in one line.
     cycle_profile: Optional[str] = None
+    # Classic caches: the misses counted inside gem5 by hotline's extension;
+    # a gem5 without it writes the packet traces of `traces` instead.
+    miss_profile: Optional[MissProfile] = None
+    # O3 with classic caches, sampled: the regions run on atomic cores with
+    # O3 windows, each window's measured part profiled (cycle_profile is
+    # then None: no window covers a whole region).
+    sampling: Optional[Sampling] = None
 
 
 def _check(kind, value, where: str):

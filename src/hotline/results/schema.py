@@ -52,6 +52,10 @@ cycles.parquet (gem5 O3), one row per (region, cpu, instruction): committed
 region_cycles.parquet (gem5 O3), one row per (region, cpu): the region's
   cycles and the halted ones among them (the rest add up to the cpu's
   cycles in cycles.parquet), and the sampled view's period.
+sampled_cycles.parquet (gem5 O3, sampled simulation), one row per
+  instruction: the windows measured, its cycles in them (all cores), and
+  its share of the unhalted cycles estimated over the windows, with the
+  95% interval (share_low, share_high), symbolized.
 """
 
 import pandas as pd
@@ -93,8 +97,12 @@ CYCLES = {
 }
 REGION_CYCLES = {"run": "string", "region": "int64", "cpu": "int64", "cycles": "int64",
                  "halted_cycles": "int64", "sample_period": "int64"}
+SAMPLED_CYCLES = {"run": "string", "pc": "uint64", "windows": "int64", "cycles": "float64",
+                  "share": "float64", "share_low": "float64", "share_high": "float64",
+                  "symbol": "string", "offset": "int64", "source_line": "string"}
 TABLES = {"misses": MISSES, "instructions": INSTRUCTIONS, "coherence": COHERENCE, "rapw": RAPW,
-          "roi": ROI, "turns": TURNS, "cycles": CYCLES, "region_cycles": REGION_CYCLES}
+          "roi": ROI, "turns": TURNS, "cycles": CYCLES, "region_cycles": REGION_CYCLES,
+          "sampled_cycles": SAMPLED_CYCLES}
 LEVELS = ("L1I", "L1D", "L2", "L3")
 CAUSES = ("compulsory", "capacity", "conflict", "coherence", "upgrade")
 # What the report calls cause "": a miss the backend did not classify.

@@ -17,12 +17,12 @@ import operator
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats
+
+from hotline.intervals import half_width
 
 SUPPORTED, NOT_SUPPORTED, INCONCLUSIVE = "supported", "not supported", "inconclusive"
 VERDICTS = (SUPPORTED, NOT_SUPPORTED, INCONCLUSIVE)
 NAN = float("nan")
-CONFIDENCE = 0.95
 
 
 @dataclass(frozen=True)
@@ -44,8 +44,7 @@ class Interval:
         mean = float(values.mean())
         if values.size == 1 or np.all(values == values[0]):
             return cls(mean, mean, mean, int(values.size))
-        half = float(stats.t.ppf((1 + CONFIDENCE) / 2, values.size - 1)
-                     * values.std(ddof=1) / math.sqrt(values.size))
+        half = float(half_width(values.std(ddof=1), values.size))
         return cls(mean, mean - half, mean + half, int(values.size))
 
     def __format__(self, spec: str) -> str:

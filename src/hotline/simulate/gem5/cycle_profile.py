@@ -1,6 +1,9 @@
 """hotline's gem5 cycle profile (configs/gem5/extras/cycle_profile.hh: one
 table per core and region, written inside gem5) into the run's
-cycles.parquet and region_cycles.parquet (results/schema.py).
+cycles.parquet and region_cycles.parquet (results/schema.py); or, of a
+sampled run (one table per core and window), into sampled_cycles.parquet:
+each instruction's share of the cycles, estimated with its 95% interval
+over the windows.
 
 Each table's first line says how many units make a cycle and how many
 cycles the region had, halted ones among them; its rows charge every other
@@ -10,10 +13,12 @@ exactly, before anything is made of them."""
 import io
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from hotline.errors import HotlineError
 from hotline.inputs import read_text
+from hotline.intervals import half_width
 from hotline.results import schema
 from hotline.results.attribute import with_code
 
@@ -73,3 +78,39 @@ def tables(files: dict[tuple[int, int], Path], objects, run_id: str) -> dict[str
     return {"cycles": schema.conform(table, schema.CYCLES, "cycles"),
             "region_cycles": schema.conform(pd.DataFrame(regions, columns=list(
                 schema.REGION_CYCLES)), schema.REGION_CYCLES, "region_cycles")}
+
+
+def sampled(files: dict[tuple[int, int, int], Path], objects, run_id: str) -> pd.DataFrame:
+    """sampled_cycles of every (region, window, cpu)'s table.
+
+    A window's share of an instruction is its cycles in the window (all
+    cores) over the window's unhalted cycles (all cores); the estimate is
+    the mean share over the windows, all of one length, with its 95%
+    interval (SMARTS's estimate of a mean over systematic samples).  An
+    instruction a window did not see has share 0 there."""
+    per_window, totals = [], {}
+    for (region, window, cpu), path in sorted(files.items()):
+        meta, rows = read(path)
+        units = meta["units_per_cycle"]
+        cycles = rows[list(schema.CYCLE_CAUSES)].sum(axis=1).astype("float64") / units
+        per_window.append(pd.DataFrame({"window": [(region, window)] * len(rows),
+                                        "pc": rows["pc"], "cycles": cycles}))
+        totals[(region, window)] = totals.get((region, window), 0.0) + \
+            meta["region_cycles"] - meta["halted_cycles"]
+    if not per_window:
+        return schema.conform(schema.empty(schema.SAMPLED_CYCLES), schema.SAMPLED_CYCLES,
+                              "sampled_cycles")
+    windows = sorted(totals)
+    frame = pd.concat(per_window, ignore_index=True)
+    cycles = frame.pivot_table(index="pc", columns="window", values="cycles", aggfunc="sum",
+                               fill_value=0.0).reindex(columns=windows, fill_value=0.0)
+    unhalted = np.array([totals[w] for w in windows])
+    shares = cycles.to_numpy() / np.where(unhalted > 0, unhalted, 1.0)
+    n = len(windows)
+    mean = shares.mean(axis=1)
+    half = half_width(shares.std(axis=1, ddof=1) if n > 1 else np.zeros(len(mean)), n)
+    table = pd.DataFrame({"run": run_id, "pc": cycles.index.astype("uint64"), "windows": n,
+                          "cycles": cycles.sum(axis=1).to_numpy(), "share": mean,
+                          "share_low": mean - half, "share_high": mean + half})
+    table = with_code(table, "pc", "", objects)
+    return schema.conform(table, schema.SAMPLED_CYCLES, "sampled_cycles")

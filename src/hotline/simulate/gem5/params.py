@@ -31,6 +31,7 @@ from pathlib import Path
 
 from hotline import paths
 from hotline.errors import HotlineError
+from hotline.simulate.gem5.physical_map import USER_SPACE_END
 from hotline.specs import Cache, SystemSpec
 
 
@@ -56,6 +57,8 @@ LSQ_TRACE = "lsq.trace"          # a named pipe hotline reads (lsq_trace.PipeRea
 LSQ_COUNTS = "lsq-partial-overlaps.parquet"   # what hotline kept of it
 TRACE_DIR = "traces"
 CYCLE_PROFILE = "cycles/region{region}.cpu{cpu}.csv"   # configs/gem5/extras/cycle_profile.hh
+MISS_PROFILE = "misses/region{region}.csv"     # configs/gem5/extras/miss_profile.hh
+SAMPLED_PROFILE = "cycles/region{region}.sample{sample}.cpu{cpu}.csv"   # the same, per window
 # Monitor names: one per core and boundary; the trace files are NAME.req.trc.gz
 # and (below the caches) NAME.resp.trc.gz.
 CORE_MONITOR = "core_to_l1d_cpu{cpu}"
@@ -96,9 +99,15 @@ def classic_caches(system: SystemSpec):
 
 
 def l1d_lines(system: SystemSpec) -> int:
-    """The lines of one L1D, for the replay that tells its misses' causes
-    (trace_misses.l1d_replay): the same L1D as the caches above."""
+    """The lines of one L1D, for the shadow that tells its misses' causes
+    (the miss profile's, or trace_misses.l1d_replay's): the same L1D as the
+    caches above."""
     return system.caches.l1d.size_kib * 1024 // system.caches.line_bytes
+
+
+def l2_lines(system: SystemSpec) -> int:
+    """The lines of one L2, for the miss profile's shadow of it."""
+    return system.caches.l2.size_kib * 1024 // system.caches.line_bytes
 
 
 def ruby_caches(system: SystemSpec):
@@ -151,10 +160,12 @@ def boot_params(machine, checkpoint_dir: Path):
 
 
 def measure_params(system: SystemSpec, machine, checkpoint_dir: Path):
-    """The measuring run: packet traces need the classic hierarchy's
-    CommMonitors; the LSQ trace needs the O3 CPU; the cycle profile both."""
+    """The measuring run: the miss profile (or, without hotline's extension,
+    packet traces) needs the classic hierarchy; the LSQ trace needs the O3
+    CPU; the cycle profile both, whole or sampled."""
     classic = system.gem5.caches == "classic"
     o3 = system.gem5.roi_cpu == "o3"
+    sampled = system.gem5.sampling    # O3 and classic caches only (specs.Gem5Settings)
     traces = run_params.Traces(directory=TRACE_DIR, core_monitor=CORE_MONITOR,
                                l1d_monitor=L1D_MONITOR, l2_monitor=L2_MONITOR)
     return run_params.MeasureParams(
@@ -162,7 +173,15 @@ def measure_params(system: SystemSpec, machine, checkpoint_dir: Path):
         roi_cpu=system.gem5.roi_cpu,
         caches=classic_caches(system) if classic else ruby_caches(system),
         traces=traces if classic else None,
-        lsq_debug_flags=["LSQUnit"] if o3 else [],
+        # Not with sampling: the LSQ trace is for counting the replays of a
+        # whole region (C9), which the windows do not cover.
+        lsq_debug_flags=["LSQUnit"] if o3 and not sampled else [],
         roi_file=ROI_FILE,
         core=run_params.Core(**system.core.model_dump()) if o3 else None,
-        cycle_profile=CYCLE_PROFILE if o3 and classic else None)
+        cycle_profile=CYCLE_PROFILE if o3 and classic and not sampled else None,
+        sampling=run_params.Sampling(
+            period_cycles=sampled.period_cycles, warmup_cycles=sampled.warmup_cycles,
+            measure_cycles=sampled.measure_cycles, path=SAMPLED_PROFILE) if sampled else None,
+        miss_profile=run_params.MissProfile(
+            path=MISS_PROFILE, l1d_lines=l1d_lines(system), l2_lines=l2_lines(system),
+            user_space_end=USER_SPACE_END) if classic else None)

@@ -31,6 +31,8 @@ from hotline.errors import HotlineError
 from hotline.inputs import read_text
 
 KERNEL_SPACE = 0xFFFF800000000000
+USER_SPACE_END = 0x0000800000000000
+KERNEL_IMAGE = 0xFFFFFFFF80000000
 
 
 @dataclass(frozen=True)
@@ -79,3 +81,18 @@ def load(kernel_dir: Path, vmemmap: tuple[Segment, ...] = ()) -> PhysicalMap:
                            f"({e}); rebuild the kernel") from None
     return PhysicalMap(kernel_segments(kernel_dir / "vmlinux"), page_offset_base,
                        tuple(vmemmap), vmemmap_base, struct_page_size)
+
+
+def data_key(kind: str, pc: int, vaddr: int, physical: PhysicalMap, line_bytes: int = 64) -> int:
+    """The data key of a miss on kernel virtual address vaddr, as the QEMU
+    plugin forms it: 0 for fetches and user space; a struct page's byte as
+    the same byte of pfn 0's struct page; a kernel image address exactly;
+    any other kernel address as its line."""
+    if kind == "fetch" or pc < USER_SPACE_END:
+        return 0
+    if physical.in_vmemmap(vaddr):
+        return physical.vmemmap_base + (vaddr - physical.vmemmap_base) % \
+            physical.struct_page_size
+    if vaddr >= KERNEL_IMAGE:
+        return vaddr
+    return vaddr - vaddr % line_bytes

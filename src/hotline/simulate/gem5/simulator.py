@@ -12,16 +12,20 @@ and points GEM5 at the binary (gem5.opt for X86, v24.0).  Each run:
    gem5-params.json and runs `$GEM5 --outdir=gem5 configs/gem5/
    hotline_measure.py --params gem5-params.json` in the run directory
    (command.sh records it), restoring the checkpoint into the measuring CPU
-   with the traced caches, watching the guest console like the QEMU runner;
+   with the spec's caches, watching the guest console like the QEMU runner;
    guest.log is the boot's console and then the restored run's,
 3. reads what gem5 left: stats.txt into gem5_stats.parquet (long) and
-   gem5_core_stats.parquet (per core and region), the packet traces into
-   gem5_misses_raw.parquet and misses.parquet (through the attribution
-   step the QEMU backend uses), the LSQUnit trace (read through a pipe
+   gem5_core_stats.parquet (per core and region), the miss profile of each
+   region (from hotline's gem5 extension: miss_profile.py; in a gem5
+   without it, the packet traces: trace_misses.py) into
+   gem5_misses_raw.parquet, misses.parquet and coherence.parquet (through
+   the attribution step the QEMU backend uses), the LSQUnit trace (read through a pipe
    while gem5 runs) into rapw.parquet (O3 only), each core's cycle
    profile of each region (O3 with classic caches, from hotline's gem5
    extension: cycle_profile.py) into cycles.parquet and
-   region_cycles.parquet, and gem5_trace_summary.json.
+   region_cycles.parquet (or, sampled, each window's into
+   sampled_cycles.parquet), and gem5_miss_summary.json or
+   gem5_trace_summary.json.
 """
 
 import dataclasses
@@ -37,8 +41,8 @@ from hotline import paths
 from hotline.console import say
 from hotline.errors import HotlineError
 from hotline.inputs import read_text
-from hotline.simulate.gem5 import (checkpoints, cycle_profile, lsq_trace, params as gem5_params,
-                                   physical_map, stats, trace_misses)
+from hotline.simulate.gem5 import (checkpoints, cycle_profile, lsq_trace, miss_profile,
+                                   params as gem5_params, physical_map, stats, trace_misses)
 from hotline.simulate import guest_log
 from hotline.simulate.backend import Outcome
 from hotline.simulate.supervise import exit_failure, supervise, write_command
@@ -178,35 +182,29 @@ def collect(run_dir: Path, run_id: str, params, kernel_dir: Path,
     account = {"regions": len(regions), "checkpoint": checkpoint.key}
     traces = params.traces
     # The symbols and announced objects that name instructions and data;
-    # a run with neither traces nor the LSQ trace (Ruby caches) needs none.
+    # a run with neither misses nor the LSQ trace (Ruby caches) needs none.
     objects = ObjectMap.for_kernel(kernel_dir, (run_dir / SERIAL_LOG).read_text(
-        errors="replace")) if traces is not None or params.lsq_debug_flags else None
+        errors="replace")) if traces is not None or params.lsq_debug_flags \
+        or params.sampling else None
     if traces is not None:
-        trace_dir = out / traces.directory
-        cpus = params.machine.cpus
-        monitors = trace_misses.monitors(trace_dir, cpus, traces.l1d_monitor,
-                                         traces.l2_monitor)
-        core = None
-        if traces.core_monitor:
-            core = {cpu: trace_dir / f"{traces.core_monitor.format(cpu=cpu)}.req.trc.gz"
-                    for cpu in range(cpus)}
-        clock_hz = float(params.machine.clock.removesuffix("GHz")) * 1e9
         physical = physical_map.load(kernel_dir, checkpoints.vmemmap(checkpoint))
-        raw, stolen, summary = trace_misses.aggregate(monitors, regions, physical, clock_hz,
-                                                      core_traces=core,
-                                                      line_bytes=params.caches.line_bytes,
-                                                      l1d_lines=l1d_lines)
+        clock_hz = float(params.machine.clock.removesuffix("GHz")) * 1e9
+        profiled = params.miss_profile is not None and \
+            gem5_params.run_params.NO_MISS_EXTENSION not in (run_dir / LOG).read_text(
+                errors="replace")
+        if profiled:
+            raw, stolen = _profiled_misses(run_dir, params, regions, physical, clock_hz,
+                                           account)
+        else:
+            raw, stolen = _traced_misses(run_dir, params, physical, clock_hz, l1d_lines,
+                                         regions, account)
         raw.to_parquet(run_dir / "gem5_misses_raw.parquet", index=False)
-        (run_dir / "gem5_trace_summary.json").write_text(
-            json.dumps(dataclasses.asdict(summary), indent=2) + "\n")
-        account["misses"] = summary.misses
         attribute_with(raw, objects, run_id).to_parquet(run_dir / "misses.parquet", index=False)
         tables["misses"] = run_dir / "misses.parquet"
-        if core:    # the replay told coherence misses and their thieves
+        if stolen is not None:    # the causes name coherence misses' thieves
             coherence_table(stolen, objects, run_id).to_parquet(
                 run_dir / "coherence.parquet", index=False)
             tables["coherence"] = run_dir / "coherence.parquet"
-        account["trace_bytes"] = sum(f.stat().st_size for f in trace_dir.iterdir())
     if params.lsq_debug_flags:
         # The O3 LSQ's replays of loads that partially overlap an older
         # store: gem5's reads after partial writes, as the rapw table.
@@ -216,7 +214,75 @@ def collect(run_dir: Path, run_id: str, params, kernel_dir: Path,
         account["partial_overlap_replays"] = int(partial["count"].sum())
     if params.cycle_profile:
         tables.update(_cycle_tables(run_dir, run_id, params, regions, objects, account))
+    if params.sampling:
+        tables.update(_sampled_tables(run_dir, run_id, params, objects, account))
     return tables, account
+
+
+def _sampled_tables(run_dir: Path, run_id: str, params, objects,
+                    account: dict) -> dict[str, Path]:
+    """A sampled run's windows' profiles: each instruction's estimated share."""
+    out = run_dir / OUTDIR
+    regions = json.loads(read_text(out / gem5_params.ROI_FILE))["regions"]
+    files = {(region, window, cpu): out / params.sampling.path.format(
+                 region=region, sample=window, cpu=cpu)
+             for region, r in enumerate(regions) if r["end"] is not None
+             for window in range(r.get("windows", 0)) for cpu in range(params.machine.cpus)}
+    missing = [path for path in files.values() if not path.exists()]
+    if missing:
+        raise HotlineError(f"{missing[0]}: missing; gem5 wrote {len(files) - len(missing)} of "
+                           f"{len(files)} sampled cycle profiles")
+    if not files:
+        raise HotlineError("the sampled run measured no window: the regions are shorter than "
+                           "the system spec's [gem5] sampling period_cycles")
+    cycle_profile.sampled(files, objects, run_id).to_parquet(
+        run_dir / "sampled_cycles.parquet", index=False)
+    account["sampled_windows"] = len(files) // params.machine.cpus
+    account["windows_cut_short"] = sum(bool(r.get("window_cut")) for r in regions)
+    return {"sampled_cycles": run_dir / "sampled_cycles.parquet"}
+
+
+def _profiled_misses(run_dir: Path, params, regions, physical, clock_hz: float,
+                     account: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The misses hotline's extension counted inside gem5 (miss_profile)."""
+    out = run_dir / OUTDIR
+    files = [out / params.miss_profile.path.format(region=region)
+             for region, (_, end) in enumerate(regions) if end is not None]
+    missing = [path for path in files if not path.exists()]
+    if missing:
+        raise HotlineError(f"{missing[0]}: missing; gem5 wrote {len(files) - len(missing)} of "
+                           f"{len(files)} miss profiles")
+    raw, stolen, summary = miss_profile.aggregate(files, physical, clock_hz)
+    (run_dir / "gem5_miss_summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    account["misses"] = summary["misses"]
+    account["misses_from"] = "miss profile"
+    return raw, stolen
+
+
+def _traced_misses(run_dir: Path, params, physical, clock_hz: float, l1d_lines: int, regions,
+                   account: dict) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """The misses of the packet traces (a gem5 without hotline's extension);
+    the coherence misses' thieves only where the core-side traces let the
+    replay tell causes."""
+    out = run_dir / OUTDIR
+    traces = params.traces
+    trace_dir = out / traces.directory
+    cpus = params.machine.cpus
+    monitors = trace_misses.monitors(trace_dir, cpus, traces.l1d_monitor, traces.l2_monitor)
+    core = None
+    if traces.core_monitor:
+        core = {cpu: trace_dir / f"{traces.core_monitor.format(cpu=cpu)}.req.trc.gz"
+                for cpu in range(cpus)}
+    raw, stolen, summary = trace_misses.aggregate(monitors, regions, physical, clock_hz,
+                                                  core_traces=core,
+                                                  line_bytes=params.caches.line_bytes,
+                                                  l1d_lines=l1d_lines)
+    (run_dir / "gem5_trace_summary.json").write_text(
+        json.dumps(dataclasses.asdict(summary), indent=2) + "\n")
+    account["misses"] = summary.misses
+    account["misses_from"] = "packet traces"
+    account["trace_bytes"] = sum(f.stat().st_size for f in trace_dir.iterdir())
+    return raw, stolen if core else None
 
 
 def _cycle_tables(run_dir: Path, run_id: str, params, regions, objects,

@@ -40,15 +40,13 @@ from hotline.simulate.gem5 import l1d_replay
 from hotline.simulate.gem5.packet_trace import (
     CMD, FLAG_INST_FETCH, FLAG_LOCKED_RMW, FLAG_PREFETCH, FLAG_UNCACHEABLE, read_trace,
 )
-from hotline.simulate.gem5.physical_map import PhysicalMap
+from hotline.simulate.gem5.physical_map import USER_SPACE_END, PhysicalMap, data_key
 
 RAW = {"cpu": "int16", "pc": "uint64", "kind": "string", "data": "uint64", "level": "string",
        "cause": "string", "count": "int64", "cycles": "int64"}
 # The coherence misses by thief, as the QEMU plugin's stolen records.
 STOLEN = {"cpu": "int64", "pc": "uint64", "data": "uint64", "thief_cpu": "int64",
           "thief_pc": "uint64", "count": "int64"}
-USER_SPACE_END = 0x0000800000000000
-KERNEL_IMAGE = 0xFFFFFFFF80000000
 
 READS = {CMD[c] for c in ("ReadReq", "ReadSharedReq", "ReadCleanReq", "LoadLockedReq",
                           "LockedRMWReadReq")}
@@ -103,19 +101,11 @@ def classify(cmd: int, flags: int) -> str | None:
 
 def data_address(kind: str, pc: int, paddr: int, physical: PhysicalMap,
                  line_bytes: int = 64) -> int:
-    """The data key of a miss at physical address paddr, as the QEMU plugin
-    forms it: 0 for fetches and user space; a struct page's byte as the
-    same byte of pfn 0's struct page; a kernel image address exactly; any
-    other kernel address as its line."""
+    """The data key (physical_map.data_key) of a miss at physical address
+    paddr."""
     if kind == "fetch" or pc < USER_SPACE_END:
         return 0
-    vaddr = physical.virtual(paddr)
-    if physical.in_vmemmap(vaddr):
-        return physical.vmemmap_base + (vaddr - physical.vmemmap_base) % \
-            physical.struct_page_size
-    if vaddr >= KERNEL_IMAGE:
-        return vaddr
-    return vaddr - vaddr % line_bytes
+    return data_key(kind, pc, physical.virtual(paddr), physical, line_bytes)
 
 
 @dataclass

@@ -1,0 +1,90 @@
+"""hotline's gem5 miss profile (configs/gem5/extras/miss_profile.hh: one
+table per region, counted inside gem5 from the caches' probe points) into
+the raw misses frame and the coherence misses by thief that the packet
+traces gave before (trace_misses.RAW, STOLEN), so that attribution goes on
+as for every backend.
+
+Each table's first line says what the region held besides the misses (the
+MSHR's hits, misses without an instruction, uncacheable accesses,
+invalidations it could not explain, misses still in flight at the region's
+end); its rows are misses per (cpu, level, pc, kind, the access's virtual
+address, cause, thief), with their count and the ticks from miss to fill.
+"""
+
+import io
+from pathlib import Path
+
+import pandas as pd
+
+from hotline.errors import HotlineError
+from hotline.inputs import read_text
+from hotline.simulate.gem5.physical_map import PhysicalMap, data_key
+from hotline.simulate.gem5.trace_misses import RAW, STOLEN
+
+MAGIC = "# hotline miss profile 1:"
+COLUMNS = ["cpu", "level", "pc", "kind", "vaddr", "cause", "thief_cpu", "thief_pc", "count",
+           "ticks"]
+# The header's counts, summed over the regions into the run's summary.
+COUNTS = ("mshr_hits", "without_pc", "uncacheable", "unexplained_invalidations", "unfilled")
+LEVELS = {"L1D", "L2"}
+KINDS = {"read", "write", "rmw", "fetch"}
+CAUSES = {"compulsory", "capacity", "conflict", "coherence", "upgrade"}
+
+
+def read(path: Path) -> tuple[dict, pd.DataFrame]:
+    """One region's table: its header's fields and its rows, refused with
+    one line if it is not one."""
+    text = read_text(path)
+    header, _, body = text.partition("\n")
+    if not header.startswith(MAGIC):
+        raise HotlineError(f"{path}: not a hotline miss profile (first line {header[:40]!r})")
+    try:
+        meta = {k: int(v) for k, v in (f.split("=", 1) for f in header[len(MAGIC):].split())}
+        missing = [k for k in ("tick_frequency", "line_bytes", *COUNTS) if k not in meta]
+        if missing:
+            raise KeyError(missing[0])
+        rows = pd.read_csv(io.StringIO(body), dtype={
+            "cpu": "int16", "level": "string", "pc": "uint64", "kind": "string",
+            "vaddr": "uint64", "cause": "string", "thief_cpu": "int16", "thief_pc": "uint64",
+            "count": "int64", "ticks": "uint64"})
+    except (ValueError, KeyError) as e:
+        raise HotlineError(f"{path}: damaged miss profile ({e}); run it again") from None
+    if list(rows.columns) != COLUMNS:
+        raise HotlineError(f"{path}: columns {list(rows.columns)}, not {COLUMNS}: hotline and "
+                           f"its gem5 extension differ; rebuild gem5 with this checkout's "
+                           f"configs/gem5/extras")
+    for column, known in (("level", LEVELS), ("kind", KINDS), ("cause", CAUSES)):
+        unknown = set(rows[column].unique()) - known
+        if unknown:
+            raise HotlineError(f"{path}: unknown {column} {sorted(unknown)[0]!r}; rebuild gem5 "
+                               f"with this checkout's configs/gem5/extras")
+    return meta, rows
+
+
+def aggregate(paths: list[Path], physical: PhysicalMap,
+              clock_hz: float) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """The raw misses frame (RAW) and the coherence misses by thief (STOLEN)
+    of the regions' tables, and their header counts summed (with "misses")."""
+    frames, summary = [], {key: 0 for key in ("misses", *COUNTS)}
+    for path in paths:
+        meta, rows = read(path)
+        for key in COUNTS:
+            summary[key] += meta[key]
+        summary["misses"] += int(rows["count"].sum())
+        line_bytes = meta["line_bytes"]
+        rows["data"] = [data_key(kind, pc, vaddr, physical, line_bytes) for kind, pc, vaddr in
+                        zip(rows["kind"], rows["pc"].tolist(), rows["vaddr"].tolist())]
+        rows["cycles"] = rows["ticks"].astype("float64") * clock_hz / meta["tick_frequency"]
+        frames.append(rows)
+    rows = pd.concat(frames, ignore_index=True) if frames else \
+        pd.DataFrame(columns=[*COLUMNS, "data", "cycles"])
+    keys = ["cpu", "pc", "kind", "data", "level", "cause"]
+    raw = rows.groupby(keys, as_index=False, sort=False).agg(count=("count", "sum"),
+                                                             cycles=("cycles", "sum"))
+    raw["cycles"] = raw["cycles"].round()
+    raw = raw[list(RAW)].astype(RAW)
+    stolen = rows[rows["thief_cpu"] >= 0].groupby(
+        ["cpu", "pc", "data", "thief_cpu", "thief_pc"], as_index=False, sort=False)["count"].sum()
+    stolen = stolen[list(STOLEN)].astype(STOLEN)
+    return (raw.sort_values(["cpu", "level", "pc", "kind", "data"]).reset_index(drop=True),
+            stolen.sort_values(list(STOLEN)[:-1]).reset_index(drop=True), summary)
