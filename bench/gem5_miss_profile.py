@@ -1,0 +1,115 @@
+"""Counting misses inside gem5 (hotline's miss profile) against the packet
+traces it replaces, on the same region from the same checkpoint: gem5's
+host seconds, its instructions a second, the bytes it writes, and the
+host's seconds reading them into the raw misses frame.
+
+    GEM5=/path/to/gem5.opt .venv/bin/python bench/gem5_miss_profile.py RUN KERNEL_DIR [--repeats N]
+
+RUN is the directory of a finished gem5 run with classic caches (for
+example from configs/experiments/crosscheck-gem5.toml), KERNEL_DIR its
+kernel's build directory (in hotline's cache); its parameters
+(gem5-params.json) and its checkpoint are used as they are, once with the
+miss profile and once with it taken out (the traces of a gem5 without the
+extension), alternated, each in a directory of its own under
+bench/results/gem5_miss_profile/.  Writes bench/results/gem5_miss_profile.json.
+"""
+
+import argparse
+import json
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+RESULTS = Path(__file__).parent / "results"
+WORK = RESULTS / "gem5_miss_profile"
+
+
+def gem5_run(kernel_dir: Path, params: dict, way: str, attempt: int) -> dict:
+    """gem5 from the run's checkpoint with these parameters; its figures."""
+    from hotline.simulate.gem5 import simulator as gem5
+    directory = WORK / f"{way}-{attempt}"
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True)
+    (directory / gem5.PARAMS_FILE).write_text(json.dumps(
+        {k: v for k, v in params.items() if k != "miss_profile_lines"}, indent=2) + "\n")
+    started = time.monotonic()
+    with open(directory / gem5.LOG, "w") as log:
+        done = subprocess.run(gem5.command(gem5.gem5_binary(), lsq_trace_on=False),
+                              cwd=directory, stdout=log, stderr=subprocess.STDOUT)
+    seconds = time.monotonic() - started
+    if done.returncode != 0:
+        sys.exit(f"gem5_miss_profile: gem5 failed ({way}); see {directory / gem5.LOG}")
+    out = directory / gem5.OUTDIR
+    regions = gem5.read_regions(out)
+    written = {p.relative_to(out).parts[0]: p.stat().st_size for p in out.rglob("*")
+               if p.is_file()}
+    instructions = sum(gem5.stats.core_summary(gem5.stats.read_stats(
+        out / "stats.txt", "bench", len(regions)))["committed_insts"].fillna(0))
+    figures = {"gem5_seconds": seconds, "instructions": int(instructions),
+               "mips": instructions / seconds / 1e6,
+               "bytes": {"misses": written.get("misses", 0), "traces": written.get("traces", 0)}}
+    started = time.monotonic()
+    figures["misses"] = read_misses(kernel_dir, directory, params, regions)
+    figures["read_seconds"] = time.monotonic() - started
+    return figures
+
+
+def read_misses(kernel_dir: Path, directory: Path, params: dict, regions) -> int:
+    """The host's reading of either way's outputs into the raw frame, as
+    collect() does it; the misses counted."""
+    from hotline.simulate.gem5 import checkpoints, miss_profile, physical_map, trace_misses
+    checkpoint = checkpoints.Checkpoint("", Path(params["checkpoint_dir"]).parent)
+    physical = physical_map.load(kernel_dir, checkpoints.vmemmap(checkpoint))
+    clock_hz = float(params["machine"]["clock"].removesuffix("GHz")) * 1e9
+    out = directory / "gem5"
+    if params["miss_profile"]:
+        files = [out / params["miss_profile"]["path"].format(region=r)
+                 for r, (_, end) in enumerate(regions) if end is not None]
+        raw, _, _ = miss_profile.aggregate(files, physical, clock_hz)
+    else:
+        t = params["traces"]
+        cpus = params["machine"]["cpus"]
+        monitors = trace_misses.monitors(out / t["directory"], cpus, t["l1d_monitor"],
+                                         t["l2_monitor"])
+        core = {cpu: out / t["directory"] / f"{t['core_monitor'].format(cpu=cpu)}.req.trc.gz"
+                for cpu in range(cpus)} if t["core_monitor"] else None
+        raw, _, _ = trace_misses.aggregate(
+            monitors, regions, physical, clock_hz, core_traces=core,
+            line_bytes=params["caches"]["line_bytes"],
+            l1d_lines=params["miss_profile_lines"])
+    return int(raw["count"].sum())
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("run", type=Path, help="a finished gem5 run's directory")
+    parser.add_argument("kernel_dir", type=Path, help="its kernel's build directory")
+    parser.add_argument("--repeats", type=int, default=1)
+    args = parser.parse_args()
+    from hotline.simulate.gem5 import simulator as gem5
+    params = json.loads((args.run / gem5.PARAMS_FILE).read_text())
+    if not params.get("miss_profile"):
+        sys.exit(f"gem5_miss_profile: {args.run} has no miss profile in its parameters")
+    # The replay of the traces needs the L1D's lines, which the miss
+    # profile's parameters carry.
+    lines = params["miss_profile"]["l1d_lines"]
+    ways = {"miss profile": {**params, "miss_profile_lines": lines},
+            "traces": {**params, "miss_profile": None, "miss_profile_lines": lines}}
+    rounds = []
+    for attempt in range(args.repeats):
+        rounds.append({way: gem5_run(args.kernel_dir, p, way.replace(" ", "-"), attempt)
+                       for way, p in ways.items()})
+        print(json.dumps(rounds[-1], indent=1), flush=True)
+    record = {"run": str(args.run), "rounds": rounds, "host": platform.node(),
+              "date": datetime.now(timezone.utc).isoformat()}
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "gem5_miss_profile.json").write_text(json.dumps(record, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
