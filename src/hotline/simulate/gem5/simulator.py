@@ -219,6 +219,15 @@ def collect(run_dir: Path, run_id: str, params, kernel_dir: Path,
     return tables, account
 
 
+def _all_written(paths, what: str) -> None:
+    """One line if gem5 left any of the tables out."""
+    paths = list(paths)
+    missing = [path for path in paths if not path.exists()]
+    if missing:
+        raise HotlineError(f"{missing[0]}: missing; gem5 wrote {len(paths) - len(missing)} of "
+                           f"{len(paths)} {what}")
+
+
 def _sampled_tables(run_dir: Path, run_id: str, params, objects,
                     account: dict) -> dict[str, Path]:
     """A sampled run's windows' profiles: each instruction's estimated share."""
@@ -228,10 +237,7 @@ def _sampled_tables(run_dir: Path, run_id: str, params, objects,
                  region=region, sample=window, cpu=cpu)
              for region, r in enumerate(regions) if r["end"] is not None
              for window in range(r.get("windows", 0)) for cpu in range(params.machine.cpus)}
-    missing = [path for path in files.values() if not path.exists()]
-    if missing:
-        raise HotlineError(f"{missing[0]}: missing; gem5 wrote {len(files) - len(missing)} of "
-                           f"{len(files)} sampled cycle profiles")
+    _all_written(files.values(), "sampled cycle profiles")
     if not files:
         raise HotlineError("the sampled run measured no window: the regions are shorter than "
                            "the system spec's [gem5] sampling period_cycles")
@@ -248,10 +254,7 @@ def _profiled_misses(run_dir: Path, params, regions, physical, clock_hz: float,
     out = run_dir / OUTDIR
     files = [out / params.miss_profile.path.format(region=region)
              for region, (_, end) in enumerate(regions) if end is not None]
-    missing = [path for path in files if not path.exists()]
-    if missing:
-        raise HotlineError(f"{missing[0]}: missing; gem5 wrote {len(files) - len(missing)} of "
-                           f"{len(files)} miss profiles")
+    _all_written(files, "miss profiles")
     raw, stolen, summary = miss_profile.aggregate(files, physical, clock_hz)
     (run_dir / "gem5_miss_summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     account["misses"] = summary["misses"]
@@ -298,10 +301,7 @@ def _cycle_tables(run_dir: Path, run_id: str, params, regions, objects,
         say(f"{run_id}: {gem5_params.run_params.NO_EXTENSION}")
         account["cycle_profile"] = "not measured: gem5 built without hotline's extension"
         return {}
-    missing = [path for path in files.values() if not path.exists()]
-    if missing:
-        raise HotlineError(f"{missing[0]}: missing; gem5 wrote {len(files) - len(missing)} of "
-                           f"{len(files)} cycle profiles")
+    _all_written(files.values(), "cycle profiles")
     written = {}
     for name, table in cycle_profile.tables(files, objects, run_id).items():
         table.to_parquet(run_dir / f"{name}.parquet", index=False)
