@@ -23,18 +23,10 @@ the core clock):
   old value and loses the line again).  The data comes from the other
   core's cache: each such miss waits at least the L1D's and the L2's
   latency on the way, and not longer than going to memory would; the
-  cycle profile charges the waiting load to a peer's cache;
-- four stores, then `lock andb`, then a load of the word it wrote
-  (cachebench lockload): the locked instruction is a barrier (x86 locked
-  instructions are fenced micro-op sequences in gem5) that waits for the
-  stores to leave the store buffer, so it is the loop's most expensive
-  instruction, charged at least the L1D's latency an iteration (its own
-  locked load), most of it as waiting at a barrier.
+  cycle profile charges the waiting load to a peer's cache.
 
 Runs when GEM5 points at a gem5 built with the extension; the boot to the
 checkpoint takes minutes."""
-
-import subprocess
 
 import pandas as pd
 import pytest
@@ -50,13 +42,12 @@ pytestmark = [pytest.mark.boot, pytest.mark.skipif(
 SYSTEM = "pentium3-4way-o3"
 STEPS = 4000
 HANDOFFS = 20
-LOCKS = 200
 SPEC = f'''description = "cachebench on O3 cores"
 backend = "gem5"
 root = "disk"
 variants = ["baseline"]
 systems = ["{SYSTEM}"]
-workloads = [{{ name = "cachebench", scale = "smoke", params = {{ chase_steps = {STEPS}, handoffs = {HANDOFFS}, iterations = 100, lock_iterations = {LOCKS} }} }}]
+workloads = [{{ name = "cachebench", scale = "smoke", params = {{ chase_steps = {STEPS}, handoffs = {HANDOFFS}, iterations = 100 }} }}]
 timeout_s = 43200
 '''
 
@@ -72,7 +63,7 @@ def profile(tmp_path_factory):
     assert run.failure is None, run.failure
     symbols = guest_program_symbols(
         paths.DISK_IMAGES / "workloads" / "cachebench" / "cachebench.c", tmp)
-    return pd.read_parquet(run.directory / "cycles.parquet"), symbols, run.directory, tmp
+    return pd.read_parquet(run.directory / "cycles.parquet"), symbols, run.directory
 
 
 def within(cycles: pd.DataFrame, symbols: dict, name: str) -> pd.DataFrame:
@@ -81,7 +72,7 @@ def within(cycles: pd.DataFrame, symbols: dict, name: str) -> pd.DataFrame:
 
 
 def test_each_chase_load_is_charged_the_memory_latency(profile):
-    cycles, symbols, _, _ = profile
+    cycles, symbols, _ = profile
     system = specs.load_system(SYSTEM)
     c, memory = system.caches, system.latency.memory_cycles
     chase = within(cycles, symbols, "chase")
@@ -94,26 +85,15 @@ def test_each_chase_load_is_charged_the_memory_latency(profile):
 
 
 def test_the_spin_loop_of_l1_hits_runs_at_the_cores_width(profile):
-    cycles, symbols, _, _ = profile
+    cycles, symbols, _ = profile
     width = specs.load_system(SYSTEM).core.width
     player = within(cycles, symbols, "player")
     per_instruction = player["cycles"].sum() / player["instructions"].sum()
     assert 1 / width <= per_instruction < 1
 
 
-def locked_instruction(binary, start: int, size: int) -> int:
-    """The address of the one `lock`-prefixed instruction in [start, start + size)."""
-    out = subprocess.run(["objdump", "-d", f"--start-address={start}",
-                          f"--stop-address={start + size}", str(binary)],
-                         capture_output=True, text=True, check=True).stdout
-    found = [int(line.split(":")[0], 16) for line in out.splitlines()
-             if "\tlock " in line or " lock " in line]
-    assert len(found) == 1, out
-    return found[0]
-
-
 def test_each_handoff_is_a_coherence_miss_taken_by_the_other_players_store(profile):
-    cycles, symbols, run_dir, _ = profile
+    cycles, symbols, run_dir = profile
     system = specs.load_system(SYSTEM)
     c = system.caches
     misses = pd.read_parquet(run_dir / "misses.parquet")
@@ -135,15 +115,3 @@ def test_each_handoff_is_a_coherence_miss_taken_by_the_other_players_store(profi
     waiting = within(cycles, symbols, "player")
     assert waiting["cycles_load_peer"].sum() > 0
 
-
-def test_the_locked_instruction_waits_for_the_stores_at_a_barrier(profile):
-    cycles, symbols, _, tmp = profile
-    c = specs.load_system(SYSTEM).caches
-    start, size = symbols["lockload"]
-    lock = locked_instruction(tmp / "cachebench", start, size)
-    loop = within(cycles, symbols, "lockload")
-    row = loop.set_index("pc").loc[lock]
-    assert row["instructions"] == LOCKS
-    assert row["cycles"] == loop["cycles"].max()
-    assert row["cycles"] / LOCKS >= c.l1d.latency_cycles
-    assert row["cycles_barrier"] > row["cycles"] / 2

@@ -16,9 +16,6 @@
  *   chase KIB STEPS           follow a pointer from line to line of a KIB
  *                             array in a random cycle through all its lines,
  *                             STEPS times: each load waits for the one before
- *   lockload ITERATIONS       store to four lines, then `lock andb` on a byte,
- *                             then load the 8-byte word that contains it: the
- *                             locked instruction waits for the stores to drain
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -201,32 +198,6 @@ static __attribute__((noinline)) void chase(long kib, long steps)
 	       (long)(p - a));
 }
 
-/*
- * x86's locked instructions are full barriers: `lock andb` cannot complete
- * before every older store has left the store buffer for the L1D, and no
- * younger load may pass it.  The four stores before it, each to a line of
- * its own that stays in the L1D, are what it waits for; the load after it
- * reads the word the locked instruction wrote a byte of.
- */
-static __attribute__((noinline)) void lockload(long n)
-{
-	static uint64_t word __attribute__((aligned(64)));
-	static uint64_t lines[4][8] __attribute__((aligned(64)));
-	uint64_t sum = 0, v;
-
-	roi_mark(ROI_BEGIN, m5);
-	for (long i = 0; i < n; i++) {
-		asm volatile("movq %2, (%3)\n\tmovq %2, 64(%3)\n\t"
-			     "movq %2, 128(%3)\n\tmovq %2, 192(%3)\n\t"
-			     "lock andb $0xfe, 1(%1)\n\tmovq (%1), %0"
-			     : "=&r"(v) : "r"(&word), "r"(i), "r"(lines) : "memory");
-		sum += v;
-	}
-	roi_mark(ROI_END, m5);
-	printf("{\"test\":\"lockload\",\"iterations\":%ld,\"checksum\":%lu}\n", n,
-	       (unsigned long)sum);
-}
-
 int main(int argc, char **argv)
 {
 	const char *test = argc > 1 ? argv[1] : "";
@@ -244,12 +215,9 @@ int main(int argc, char **argv)
 		storeload(a);
 	else if (!strcmp(test, "chase") && argc == 4 && a > 0 && b > 0)
 		chase(a, b);
-	else if (!strcmp(test, "lockload") && argc == 3 && a > 0)
-		lockload(a);
 	else {
 		fprintf(stderr, "usage: cachebench sweep KIB STRIDE PASSES | pingpong HANDOFFS | "
-				"falseshare ITERATIONS | storeload ITERATIONS | chase KIB STEPS | "
-				"lockload ITERATIONS\n");
+				"falseshare ITERATIONS | storeload ITERATIONS | chase KIB STEPS\n");
 		return 2;
 	}
 	return 0;
