@@ -273,3 +273,18 @@ def test_checkpoint_inputs_name_the_machine_without_its_file_paths():
         assert inputs["machine"]["cpus"] == 4 and inputs["machine"]["clock"] == "1GHz"
         keys.add(checkpoints.planned_checkpoint(inputs).key)
     assert len(keys) == 1
+
+
+@pytest.mark.parametrize("log, reason", [
+    ("gem5 started\nAttributeError: Class X has no parameter y\n\nAt:\n  src/python/m5/main.py(669): "
+     "main\n", "AttributeError: Class X has no parameter y"),
+    ("info: ok\ngem5.opt: src/mem/packet.hh:605: bool f(): Assertion `isRequest()' failed.\n"
+     "Program aborted at tick 1\n--- BEGIN LIBC BACKTRACE ---\n/x(f+0x1)[0x2]\n",
+     "gem5.opt: src/mem/packet.hh:605: bool f(): Assertion `isRequest()' failed."),
+    ("hotline-gem5: error: no checkpoint in cpt\n", "no checkpoint in cpt"),
+    ("just a line\n", "just a line"),
+])
+def test_a_failed_gem5_run_is_said_in_gem5s_own_words(tmp_path, log, reason):
+    from hotline.simulate.gem5.checkpoints import last_error
+    (tmp_path / "gem5.log").write_text(log)
+    assert last_error(tmp_path / "gem5.log") == reason

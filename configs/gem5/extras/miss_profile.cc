@@ -39,6 +39,15 @@ fields(int16_t cpu, uint8_t level, uint8_t kind, uint8_t cause, Addr pc,
                            thiefPc);
 }
 
+/* Whether the access wants its line writable.  The cache may have turned
+ * the packet into its response by the time it notifies a miss (whose
+ * command then no longer says it), so a response says it by writing. */
+bool
+wantsWritable(const PacketPtr pkt)
+{
+    return pkt->isRequest() ? pkt->needsWritable() : pkt->isWrite();
+}
+
 } // anonymous namespace
 
 bool
@@ -193,7 +202,7 @@ MissProfile::access(Tracked &t, const CacheAccessProbeArg &arg, bool hit)
         if (in != t.inFlight.end()) {
             mshrHits += counting;
         } else {
-            InFlight f{curTick(), pkt->needsWritable(),
+            InFlight f{curTick(), wantsWritable(pkt),
                        req->hasPC() ? req->getPC() : 0, false, region, {}};
             if (!req->hasPC()) {
                 withoutPc += counting;
@@ -202,7 +211,7 @@ MissProfile::access(Tracked &t, const CacheAccessProbeArg &arg, bool hit)
                 const Cause cause = classify(t, arg, line, thief);
                 const Kind kind = req->isInstFetch() ? Fetch
                                 : req->isLockedRMW() ? Rmw
-                                : pkt->needsWritable() || pkt->isWrite() ? Write
+                                : wantsWritable(pkt) || pkt->isWrite() ? Write
                                 : Read;
                 const Addr pc = req->getPC();
                 const Addr vaddr = kind == Fetch || pc < userSpaceEnd ||

@@ -124,18 +124,23 @@ class MonitoredPrivateL1PrivateL2CacheHierarchy(PrivateL1PrivateL2CacheHierarchy
         self.l2caches = [Cache(**self._l2) for _ in range(n)]
         below_l2 = self._below_l2()
         # Requests alone at the core: the field of a miss is its request's.
-        self.core_monitors = self._monitors("core", n, responses=False)
-        self.l1d_monitors = self._monitors("l1d", n, responses=True)
-        self.l2_monitors = self._monitors("l2", n, responses=True)
+        # (A SimObject takes no None as a child: only lists are set.)
+        core_monitors = self._monitors("core", n, responses=False)
+        l1d_monitors = self._monitors("l1d", n, responses=True)
+        l2_monitors = self._monitors("l2", n, responses=True)
+        for name, monitors in (("core_monitors", core_monitors), ("l1d_monitors", l1d_monitors),
+                               ("l2_monitors", l2_monitors)):
+            if monitors is not None:
+                setattr(self, name, monitors)
 
         for i, cpu in enumerate(cores):
             cpu.connect_icache(self.l1icaches[i].cpu_side)
-            cpu.connect_dcache(self._through(self.core_monitors, i, self.l1dcaches[i].cpu_side))
+            cpu.connect_dcache(self._through(core_monitors, i, self.l1dcaches[i].cpu_side))
             self.l1icaches[i].mem_side = self.l2buses[i].cpu_side_ports
-            self.l1dcaches[i].mem_side = self._through(self.l1d_monitors, i,
+            self.l1dcaches[i].mem_side = self._through(l1d_monitors, i,
                                                        self.l2buses[i].cpu_side_ports)
             self.l2buses[i].mem_side_ports = self.l2caches[i].cpu_side
-            self.l2caches[i].mem_side = self._through(self.l2_monitors, i, below_l2)
+            self.l2caches[i].mem_side = self._through(l2_monitors, i, below_l2)
             self._connect_table_walker(i, cpu)
             if board.get_processor().get_isa() == ISA.X86:
                 cpu.connect_interrupt(self.membus.mem_side_ports, self.membus.cpu_side_ports)

@@ -21,6 +21,7 @@ boot leaves its logs with the run that needed it.
 
 import fcntl
 import json
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -218,7 +219,9 @@ def last_error(log: Path) -> str:
         if "hotline-gem5: error:" in line:
             return line.split("hotline-gem5: error:", 1)[1].strip()
     for line in reversed(lines):
-        if line.startswith(("fatal:", "panic:", "Exception", "RuntimeError")) or \
-                "Assertion" in line:
+        # gem5's own stops, and a Python exception in the config script
+        # (its traceback follows it, under "At:").
+        if line.startswith(("fatal:", "panic:", "Exception")) or "Assertion" in line or \
+                re.match(r"[A-Za-z]+Error: ", line):
             return line.strip()
     return lines[-1] if lines else "(no output)"
