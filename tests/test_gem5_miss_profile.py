@@ -36,7 +36,9 @@ def test_rows_become_the_raw_frame_and_the_thieves(tmp_path):
             f"0,L1D,{K1},rmw,{flags9},coherence,2,{K2},1,500\n"
             f"1,L1D,{K2},write,{0xFFFF888000001234},capacity,-1,0,4,4000\n"
             f"1,L2,{K2},read,{0xFFFFFFFF82000008},compulsory,-1,0,1,60000\n"
-            f"2,L1D,{0x401000},read,0,upgrade,-1,0,5,0\n")
+            f"2,L1D,{0x401000},read,0,upgrade,-1,0,5,0\n"
+            # An L2's coherence miss is in the raw frame, not in the thieves.
+            f"3,L2,{K1},rmw,{flags3},coherence,1,{K2},7,700\n")
     # A second region adds to the first's rows.
     raw, stolen, summary = miss_profile.aggregate(
         [table(tmp_path, "r0.csv", rows), table(tmp_path, "r1.csv", rows.splitlines()[0] + "\n",
@@ -50,13 +52,14 @@ def test_rows_become_the_raw_frame_and_the_thieves(tmp_path):
     assert by_key[(1, "L1D", K2, "write", 0xFFFF888000001200, "capacity")] == (4, 8)
     assert by_key[(1, "L2", K2, "read", 0xFFFFFFFF82000008, "compulsory")] == (1, 120)
     assert by_key[(2, "L1D", 0x401000, "read", 0, "upgrade")] == (5, 0)
-    assert len(by_key) == 4
+    assert by_key[(3, "L2", K1, "rmw", VMEMMAP, "coherence")] == (7, 1)
+    assert len(by_key) == 5
     assert list(raw.columns) == ["cpu", "pc", "kind", "data", "level", "cause", "count",
                                  "cycles"]
     thieves = {(r.cpu, r.pc, r.data, r.thief_cpu, r.thief_pc): r.count
                for r in stolen.itertuples()}
     assert thieves == {(0, K1, VMEMMAP, 1, K2): 5, (0, K1, VMEMMAP, 2, K2): 1}
-    assert summary == {"misses": 14 + 2, "mshr_hits": 7, "without_pc": 14, "uncacheable": 0,
+    assert summary == {"misses": 21 + 2, "mshr_hits": 7, "without_pc": 14, "uncacheable": 0,
                        "unexplained_invalidations": 2, "unfilled": 0}
 
 

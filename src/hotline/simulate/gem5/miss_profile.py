@@ -63,8 +63,9 @@ def read(path: Path) -> tuple[dict, pd.DataFrame]:
 
 def aggregate(paths: list[Path], physical: PhysicalMap,
               clock_hz: float) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
-    """The raw misses frame (RAW) and the coherence misses by thief (STOLEN)
-    of the regions' tables, and their header counts summed (with "misses")."""
+    """The raw misses frame (RAW) and the L1Ds' coherence misses by thief
+    (STOLEN) of the regions' tables, and their header counts summed (with
+    "misses")."""
     frames, summary = [], {key: 0 for key in ("misses", *COUNTS)}
     for path in paths:
         meta, rows = read(path)
@@ -83,7 +84,8 @@ def aggregate(paths: list[Path], physical: PhysicalMap,
                                                              cycles=("cycles", "sum"))
     raw["cycles"] = raw["cycles"].round()
     raw = raw[list(RAW)].astype(RAW)
-    stolen = rows[rows["thief_cpu"] >= 0].groupby(
+    # The coherence table is the L1Ds' (as the QEMU plugin's stolen records).
+    stolen = rows[(rows["thief_cpu"] >= 0) & (rows["level"] == "L1D")].groupby(
         ["cpu", "pc", "data", "thief_cpu", "thief_pc"], as_index=False, sort=False)["count"].sum()
     stolen = stolen[list(STOLEN)].astype(STOLEN)
     return (raw.sort_values(["cpu", "level", "pc", "kind", "data"]).reset_index(drop=True),

@@ -34,7 +34,6 @@ LONG = {"run": "string", "dump": "int32", "region": "int32", "name": "string",
         "value": "float64"}
 CORE = {"run": "string", "region": "int32", "cpu": "int16",
         "l1d_accesses": "float64", "l1d_misses": "float64", "l1d_miss_latency_ticks": "float64",
-        "l1d_mshr_misses": "float64",
         "l1i_accesses": "float64", "l1i_misses": "float64",
         "l2_accesses": "float64", "l2_misses": "float64", "l2_miss_latency_ticks": "float64",
         "lsq_forwarded_loads": "float64", "lsq_rescheduled_loads": "float64",
@@ -51,9 +50,6 @@ CORE_STATS = {
     "l1d_accesses": r"board\.cache_hierarchy\.l1dcaches(\d*)\.demandAccesses::total",
     "l1d_misses": r"board\.cache_hierarchy\.l1dcaches(\d*)\.demandMisses::total",
     "l1d_miss_latency_ticks": r"board\.cache_hierarchy\.l1dcaches(\d*)\.demandMissLatency::total",
-    # The misses that took an MSHR (demandMisses also counts those that
-    # joined one already in flight): the misses the L1D sent below.
-    "l1d_mshr_misses": r"board\.cache_hierarchy\.l1dcaches(\d*)\.demandMshrMisses::total",
     "l1i_accesses": r"board\.cache_hierarchy\.l1icaches(\d*)\.demandAccesses::total",
     "l1i_misses": r"board\.cache_hierarchy\.l1icaches(\d*)\.demandMisses::total",
     "l2_accesses": r"board\.cache_hierarchy\.l2caches(\d*)\.demandAccesses::total",
