@@ -13,10 +13,11 @@ LSQ debug trace on) once the simulator exists; later work_begin/work_end
 pairs open and close further regions (work_end dumps the stats: one dump per
 region; with hotline's extension, each core's cycle profile and the miss
 profile are started at a region's start and written at its end, or, in a
-sampled run, the cycle profiles at each window's (Sampler)).  The init's m5 exit ends the
-run.  Every region's first and last tick go into a JSON file, which the host
-uses to keep only the packets inside the regions; stats.txt holds one dump
-per region, in order, and gem5's own dump at exit after them."""
+sampled run, the cycle profiles at each window's: Sampler).  The init's m5
+exit ends the run.  Every region's first and last tick go into a JSON file,
+which the host uses to keep only the packets inside the regions; stats.txt
+holds one dump per region, in order, and gem5's own dump at exit after
+them."""
 
 from __future__ import annotations
 
