@@ -141,6 +141,8 @@ def test_a_sampled_o3_run_profiles_windows_not_regions():
     assert p["sampling"] == {**SAMPLED, "path": params.SAMPLED_PROFILE}
     assert all(f"{{{k}}}" in params.SAMPLED_PROFILE for k in ("region", "sample", "cpu"))
     assert p["cycle_profile"] is None and p["lsq_debug_flags"] == []
+    # Atomic accesses notify no cache probe point: no misses are counted.
+    assert p["miss_profile"] is None and p["traces"] is None
     assert p["core"]["width"] == 3
     assert translate(specs.load_system("pentium3-4way-o3"))["sampling"] is None
 

@@ -172,7 +172,9 @@ def measure_params(system: SystemSpec, machine, checkpoint_dir: Path):
         schema=run_params.SCHEMA, machine=machine, checkpoint_dir=str(checkpoint_dir),
         roi_cpu=system.gem5.roi_cpu,
         caches=classic_caches(system) if classic else ruby_caches(system),
-        traces=traces if classic else None,
+        # Not sampled: the caches notify no probe point of an atomic access,
+        # and the traces would hold every access of the atomic stretches.
+        traces=traces if classic and not sampled else None,
         # Not with sampling: the LSQ trace is for counting the replays of a
         # whole region (C9), which the windows do not cover.
         lsq_debug_flags=["LSQUnit"] if o3 and not sampled else [],
@@ -184,4 +186,4 @@ def measure_params(system: SystemSpec, machine, checkpoint_dir: Path):
             measure_cycles=sampled.measure_cycles, path=SAMPLED_PROFILE) if sampled else None,
         miss_profile=run_params.MissProfile(
             path=MISS_PROFILE, l1d_lines=l1d_lines(system), l2_lines=l2_lines(system),
-            user_space_end=USER_SPACE_END) if classic else None)
+            user_space_end=USER_SPACE_END) if classic and not sampled else None)
