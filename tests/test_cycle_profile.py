@@ -123,3 +123,31 @@ def test_an_instruction_a_window_missed_counts_zero_there(tmp_path, monkeypatch)
     table = cycle_profile.sampled(files, objects=None, run_id="r").set_index("pc")
     assert table.loc[0x30, "share"] == pytest.approx(0.25)
     assert table.loc[0x40, "share"] == pytest.approx(0.75)
+
+
+def test_windows_weigh_by_their_unhalted_cycles(tmp_path, monkeypatch):
+    # Three windows of 100 cycles on two cores.  Window 0: core 0 gives 0x10
+    # 60 cycles and 0x20 40, core 1 is halted throughout; window 1: each core
+    # gives 0x10 20 and 0x20 80; window 2: both halted.  0x10's cycles y =
+    # 60, 40, 0 of unhalted x = 100, 200, 0: its share is 100 / 300 = 1/3
+    # (the mean of the windows' own shares, 0.6, 0.2 and 0, would be 0.267).
+    # Residuals y - x/3: 26.667, -26.667, 0; their sd 26.667, over the mean
+    # x of 100: 0.26667; half-width t(0.975, 2) x 0.26667 / sqrt(3) = 0.6624.
+    monkeypatch.setattr(cycle_profile, "with_code",
+                        lambda frame, *_: frame.assign(symbol="f", offset=0, source_line=""))
+    busy = {(0, 0): (60, 40), (1, 0): (20, 80), (1, 1): (20, 80)}
+    files = {}
+    for window in range(3):
+        for cpu in range(2):
+            at = busy.get((window, cpu))
+            rows = [(0x10, 1, 1, {"execute": at[0] * 840}),
+                    (0x20, 1, 1, {"commit": at[1] * 840})] if at else []
+            files[(0, window, cpu)] = profile(tmp_path, rows, region=100,
+                                              halted=0 if at else 100,
+                                              name=f"w{window}c{cpu}.csv")
+    table = cycle_profile.sampled(files, objects=None, run_id="r").set_index("pc")
+    assert table.loc[0x10, "windows"] == 3
+    assert table.loc[0x10, "share"] == pytest.approx(1 / 3)
+    assert table.loc[0x10, "share_high"] - table.loc[0x10, "share"] == \
+        pytest.approx(0.6624, abs=1e-4)
+    assert table.loc[0x20, "share"] == pytest.approx(2 / 3)

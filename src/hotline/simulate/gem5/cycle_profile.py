@@ -83,11 +83,17 @@ def tables(files: dict[tuple[int, int], Path], objects, run_id: str) -> dict[str
 def sampled(files: dict[tuple[int, int, int], Path], objects, run_id: str) -> pd.DataFrame:
     """sampled_cycles of every (region, window, cpu)'s table.
 
-    A window's share of an instruction is its cycles in the window (all
-    cores) over the window's unhalted cycles (all cores); the estimate is
-    the mean share over the windows, all of one length, with its 95%
-    interval (SMARTS's estimate of a mean over systematic samples).  An
-    instruction a window did not see has share 0 there."""
+    The exact profile's share of an instruction is its cycles over the
+    unhalted cycles of the region (all cores).  Its estimate from the
+    windows is the same ratio over the windows' sums (the ratio estimator
+    of a systematic sample: SMARTS's mean, with each window weighed by its
+    unhalted cycles), with the 95% interval of the ratio: the Student-t
+    half-width of the residuals y - R x (y an instruction's cycles in a
+    window, x the window's unhalted cycles) over the mean x.  A mean of each
+    window's own share would weigh a window in which the cores were mostly
+    halted as much as a busy one, and one in which all were halted as share
+    0 of everything.  An instruction a window did not see has 0 cycles
+    there."""
     per_window, totals = [], {}
     for (region, window, cpu), path in sorted(files.items()):
         meta, rows = read(path)
@@ -104,13 +110,16 @@ def sampled(files: dict[tuple[int, int, int], Path], objects, run_id: str) -> pd
     frame = pd.concat(per_window, ignore_index=True)
     cycles = frame.pivot_table(index="pc", columns="window", values="cycles", aggfunc="sum",
                                fill_value=0.0).reindex(columns=windows, fill_value=0.0)
-    unhalted = np.array([totals[w] for w in windows])
-    shares = cycles.to_numpy() / np.where(unhalted > 0, unhalted, 1.0)
+    y = cycles.to_numpy()
+    x = np.array([totals[w] for w in windows])
     n = len(windows)
-    mean = shares.mean(axis=1)
-    half = half_width(shares.std(axis=1, ddof=1) if n > 1 else np.zeros(len(mean)), n)
+    share = y.sum(axis=1) / x.sum() if x.sum() > 0 else np.zeros(len(y))
+    residuals = y - share[:, None] * x[None, :]
+    spread = residuals.std(axis=1, ddof=1) / x.mean() if n > 1 and x.sum() > 0 \
+        else np.zeros(len(y))
+    half = half_width(spread, n)
     table = pd.DataFrame({"run": run_id, "pc": cycles.index.astype("uint64"), "windows": n,
-                          "cycles": cycles.sum(axis=1).to_numpy(), "share": mean,
-                          "share_low": mean - half, "share_high": mean + half})
+                          "cycles": y.sum(axis=1), "share": share,
+                          "share_low": share - half, "share_high": share + half})
     table = with_code(table, "pc", "", objects)
     return schema.conform(table, schema.SAMPLED_CYCLES, "sampled_cycles")
