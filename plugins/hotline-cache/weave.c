@@ -51,32 +51,51 @@ int weave_blocks;			/* interleave=block */
 
 #define WINDOW_EVENTS (1u << 20)
 
-/* A block (is_block) or an access, as on_block and on_access saw it; an
- * access waits for deps[first_dep .. first_dep + ndeps). */
+/*
+ * A block or an access, as on_block and on_access saw it, in 24 bytes: a
+ * window holds tens of thousands a core, and at 40 bytes they took the
+ * host's caches from the model (bench/README.md, "The cost of the weave").
+ * bits: the access's physical address above EV_ADDR_SHIFT, then its size's
+ * log2 and the flags below.
+ */
 struct event {
 	union {
 		const struct block *b;
 		struct insn *n;
 	};
-	uint64_t vaddr, paddr;
-	uint32_t first_dep;
-	uint16_t ndeps;
-	uint8_t size, store, is_block;
+	uint64_t vaddr;
+	uint64_t bits;
 };
 
-/* An access of another core that must reach the model first: its core's
- * held event idx. */
+#define EV_BLOCK 1u
+#define EV_STORE 2u
+#define EV_DEPS 4u		/* waits for accesses of other cores (struct dep) */
+#define EV_SIZE_SHIFT 3		/* 3 bits: log2 of the size, up to 128 bytes */
+#define EV_ADDR_SHIFT 8		/* physical addresses have at most 52 bits */
+
+static inline uint64_t ev_paddr(const struct event *e)
+{
+	return e->bits >> EV_ADDR_SHIFT;
+}
+
+static inline uint32_t ev_size(const struct event *e)
+{
+	return 1u << (e->bits >> EV_SIZE_SHIFT & 7);
+}
+
+/* An access of another core that the core's held event `event` waits
+ * for: that core's held event idx.  A core's deps are in the order of
+ * their events. */
 struct dep {
-	uint32_t core, idx;
+	uint32_t event, core, idx;
 };
 
 static struct held {
 	struct event *e;
 	size_t n, cap;
+	struct dep *d;
+	size_t nd, dcap, dnext;	/* dnext: the first dep of an event not yet handed on */
 } *held;				/* per core */
-
-static struct dep *deps;
-static size_t ndeps, deps_cap;
 
 /*
  * The window's words: per 8-byte word touched, its last write (core, held
@@ -193,18 +212,20 @@ static uint64_t word_of(uint64_t addr)
 	}
 }
 
-static void add_dep(uint32_t core, uint32_t idx)
+static void add_dep(struct held *h, uint32_t event, uint32_t core, uint32_t idx)
 {
-	deps = grow(deps, &deps_cap, sizeof(*deps), ndeps + 1);
-	deps[ndeps++] = (struct dep){ core, idx };
+	h->d = grow(h->d, &h->dcap, sizeof(*h->d), h->nd + 1);
+	h->d[h->nd++] = (struct dep){ event, core, idx };
 }
 
 /* What the access (core's held event idx) must wait for, and the word's
  * state after it. */
-static void find_deps(struct event *e, uint32_t core, uint32_t idx)
+static void find_deps(struct event *e, uint64_t paddr, int store, uint32_t core, uint32_t idx)
 {
-	uint64_t addr = e->paddr >> 3;
+	uint64_t addr = paddr >> 3;
 	struct last_word *last = &last_word[core];
+	struct held *h = &held[core];
+	size_t before = h->nd;
 	struct word *w;
 	uint32_t *read;
 
@@ -213,20 +234,20 @@ static void find_deps(struct event *e, uint32_t core, uint32_t idx)
 	w = slot(last->slot);
 	read = w->read;
 
-	e->first_dep = (uint32_t)ndeps;
 	if (w->writer != config.cores && w->writer != core)
-		add_dep(w->writer, w->write_idx);
-	if (e->store) {
+		add_dep(h, idx, w->writer, w->write_idx);
+	if (store) {
 		for (uint32_t c = 0; c < config.cores; c++)
 			if (read[c] && c != core)
-				add_dep(c, read[c] - 1);
+				add_dep(h, idx, c, read[c] - 1);
 		memset(read, 0, config.cores * sizeof(*read));
 		w->writer = core;
 		w->write_idx = idx;
 	} else {
 		read[core] = idx + 1;
 	}
-	e->ndeps = (uint16_t)(ndeps - e->first_dep);
+	if (h->nd != before)
+		e->bits |= EV_DEPS;
 }
 
 static struct event *next_event(uint32_t core)
@@ -239,10 +260,14 @@ static struct event *next_event(uint32_t core)
 
 /* Whether core's held event i may reach the model, the others having
  * handed theirs up to next[]. */
-static int ready(const struct event *e, const size_t *next)
+static int ready(uint32_t core, size_t i, const size_t *next)
 {
-	for (uint32_t d = e->first_dep; d < e->first_dep + e->ndeps; d++)
-		if (next[deps[d].core] <= deps[d].idx)
+	const struct held *h = &held[core];
+
+	if (!(h->e[i].bits & EV_DEPS))
+		return 1;
+	for (size_t d = h->dnext; d < h->nd && h->d[d].event == i; d++)
+		if (next[h->d[d].core] <= h->d[d].idx)
 			return 0;
 	return 1;
 }
@@ -251,22 +276,26 @@ static int ready(const struct event *e, const size_t *next)
  * to the model; returns the instructions run (a block's). */
 static uint32_t deliver(uint32_t core, size_t *next)
 {
-	const struct held *h = &held[core];
+	struct held *h = &held[core];
 	size_t *i = &next[core];
 	uint32_t insns = 0;
 
-	if (h->e[*i].is_block) {
+	if (h->e[*i].bits & EV_BLOCK) {
 		const struct block *b = h->e[(*i)++].b;
 
 		TRACE('B', core, 0, 0, b->insns, b->vaddr, b->end, 0);
 		block_executed(core, b);
 		insns = b->insns;
 	}
-	for (; *i < h->n && !h->e[*i].is_block && ready(&h->e[*i], next); (*i)++) {
+	for (; *i < h->n && !(h->e[*i].bits & EV_BLOCK) && ready(core, *i, next); (*i)++) {
 		const struct event *e = &h->e[*i];
+		int store = !!(e->bits & EV_STORE);
 
-		TRACE('A', core, e->store, e->n->locked, e->size, e->n->pc, e->vaddr, e->paddr);
-		data_access(core, e->n, e->vaddr, e->paddr, e->size, e->store);
+		TRACE('A', core, store, e->n->locked, ev_size(e), e->n->pc, e->vaddr, ev_paddr(e));
+		data_access(core, e->n, e->vaddr, ev_paddr(e), ev_size(e), store);
+		if (e->bits & EV_DEPS)
+			while (h->dnext < h->nd && h->d[h->dnext].event == *i)
+				h->dnext++;
 	}
 	return insns;
 }
@@ -288,8 +317,7 @@ void weave_flush(void)
 			if (next[c] == held[c].n)
 				continue;
 			left++;
-			if ((core == cores || ran[c] < ran[core]) &&
-			    (held[c].e[next[c]].is_block || ready(&held[c].e[next[c]], next)))
+			if ((core == cores || ran[c] < ran[core]) && ready(c, next[c], next))
 				core = c;
 		}
 		if (!left)
@@ -301,8 +329,7 @@ void weave_flush(void)
 		ran[core] += deliver(core, next);
 	}
 	for (uint32_t c = 0; c < cores; c++)
-		held[c].n = 0;
-	ndeps = 0;
+		held[c].n = held[c].nd = held[c].dnext = 0;
 	nwords = 0;
 	if (!++window) {	/* after 2^32 windows: no slot may look current */
 		memset(words, 0, (words_mask + 1) * word_bytes);
@@ -325,7 +352,7 @@ static void window_check(uint32_t core)
 void weave_block(uint32_t core, const struct block *b)
 {
 	window_check(core);
-	*next_event(core) = (struct event){ .b = b, .is_block = 1 };
+	*next_event(core) = (struct event){ .b = b, .bits = EV_BLOCK };
 }
 
 void weave_access(uint32_t core, struct insn *n, uint64_t vaddr, uint64_t paddr, uint32_t size,
@@ -333,7 +360,8 @@ void weave_access(uint32_t core, struct insn *n, uint64_t vaddr, uint64_t paddr,
 {
 	struct event *e = next_event(core);
 
-	*e = (struct event){ .n = n, .vaddr = vaddr, .paddr = paddr, .size = (uint8_t)size,
-			     .store = (uint8_t)store };
-	find_deps(e, core, (uint32_t)(held[core].n - 1));
+	*e = (struct event){ .n = n, .vaddr = vaddr,
+			     .bits = paddr << EV_ADDR_SHIFT | (uint64_t)__builtin_ctz(size) << EV_SIZE_SHIFT |
+				     (store ? EV_STORE : 0) };
+	find_deps(e, paddr, store, core, (uint32_t)(held[core].n - 1));
 }
