@@ -106,6 +106,27 @@ def test_going_back_to_the_line_before_the_last_moves_it_to_the_front_of_the_sha
     assert model.check() is None
 
 
+def test_an_older_l1_hit_moves_the_line_to_the_front_of_the_shadow():
+    # 0, 1, 2, 0: the fourth access hits a line that is neither the last nor
+    # the one before (the model goes to it through the way's shadow node,
+    # struct way's node).  The shadow then holds, oldest first, 1, 2, 0.
+    # Fourteen new lines follow (9 and 17 take set 1's two ways from 1;
+    # 3-8 and 10-15 fill the other sets' free ways), 17 lines in all for the
+    # 16-line shadow, which lets go of its oldest, 1.  So 1 misses in the L1
+    # where a fully associative cache of its size would miss too: capacity.
+    # Had the hit left 0 where it was, 0 would have gone from the shadow
+    # instead, and 1 would read as conflict.
+    model = small()
+    got = [model.access(0, "load", l * LINE) for l in [0, 1, 2, 0]]
+    assert [(a.l1, a.l2) for a in got] == [("compulsory", "compulsory")] * 3 + \
+        [("hit", "not-reached")]
+    for l in [9, 17, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13, 14, 15]:
+        model.access(0, "load", l * LINE)
+    again = model.access(0, "load", 1 * LINE)
+    assert (again.l1, again.l2) == ("capacity", "hit")
+    assert model.check() is None
+
+
 def test_a_downgraded_line_before_the_last_is_upgraded_when_written_again():
     # CPU 0 writes 0, then 1: 0 is its line before the last, Modified.  CPU 1
     # reads 0, which takes CPU 0's copy down to Shared.  CPU 0's next write

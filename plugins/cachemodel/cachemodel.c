@@ -204,6 +204,16 @@ static void list_push_head(struct shadow *s, uint32_t n)
 		s->tail = n;
 }
 
+/* Moves node to the front if it is still the line's; false if it is not. */
+static bool shadow_touch(struct shadow *s, uint32_t node, uint64_t line)
+{
+	if (node >= s->used || s->nodes[node].line != line)
+		return false;
+	list_unlink(s, node);
+	list_push_head(s, node);
+	return true;
+}
+
 /* Accesses the line; true if it was present before. */
 static bool shadow_access(struct shadow *s, uint64_t line)
 {
@@ -241,6 +251,11 @@ struct way {
 	uint64_t tag;		/* line number + 1; 0: invalid */
 	uint64_t stamp;		/* last access, for LRU */
 	uint8_t state;		/* enum mesi (L2); MODIFIED marks a dirty L3 line */
+	/* L1: the line's node in the shadow when it came in or was last hit
+	 * there, so that a hit moves it to the front without the shadow's
+	 * hash (checked before use: the shadow may have dropped the line and
+	 * given the node to another). */
+	uint32_t node;
 };
 
 struct cache {
@@ -713,6 +728,7 @@ static void fill_l1(struct cache *l1, uint64_t line)
 
 	STORE(&w->tag, line + 1);
 	w->state = SHARED;	/* unused: the L2 carries the state */
+	w->node = l1->shadow.head;	/* the access put the line there */
 	cache_touch(l1, w);
 }
 
@@ -906,8 +922,10 @@ static void access_line_slow(struct cm_model *m, uint32_t core, uint64_t pc, uin
 	/* An L1 hit: the line was seen when it came in, so only the shadow
 	 * and the way's recency change. */
 	p1.way = cache_find(l1, line);
-	p1.shadow_hit = shadow_access(&l1->shadow, line);
 	if (p1.way) {
+		p1.shadow_hit = shadow_touch(&l1->shadow, p1.way->node, line) ||
+				shadow_access(&l1->shadow, line);
+		p1.way->node = l1->shadow.head;
 		cache_touch(l1, p1.way);
 		if (!write) {
 			r->l1 = CM_HIT;
@@ -930,6 +948,7 @@ static void access_line_slow(struct cm_model *m, uint32_t core, uint64_t pc, uin
 		r->cycles = l1->latency;
 		return;
 	}
+	p1.shadow_hit = shadow_access(&l1->shadow, line);
 	p1.first = !seen_test_and_set(&l1->seen, line);
 	r->l1 = classify(me, p1.first, p1.shadow_hit, line, r);
 
