@@ -9,6 +9,7 @@ machine's speed drifts by 10-15% within an hour).
     .venv/bin/python bench/plugin_overhead.py [--mode deterministic|parallel]
                                               [--scale smoke|default]
                                               [--contrib-cache LIBCACHE.so]
+                                              [--hotline-cache-from LABEL=PLUGIN.so ...]
                                               [--quanta N ...] [--interleave I ...]
                                               [--repeats R] [--only CONFIG ...]
 
@@ -28,6 +29,10 @@ above 0; a label says one other than the default (hotline-cache@N/turn).
 inline-count, callbacks, hotline-cache, hotline-cache@N[/I],
 qemu-contrib-cache).
 
+--hotline-cache-from times a hotline-cache built elsewhere (another
+revision's, to weigh a change against it: bench/README.md) with the same
+options as this one, as configuration LABEL.
+
 --contrib-cache times the closest peer too: QEMU's own cache plugin
 (contrib/plugins/cache.c: per-core L1I, L1D and L2, LRU, no coherence, no
 attribution beyond its top-miss lists), built outside hotline (bench/README.md
@@ -35,6 +40,7 @@ says how), with the system's L1 and L2 geometry and 4 cores.
 """
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import os
@@ -82,6 +88,8 @@ def configurations(args) -> list[tuple[str, str | None, int, str]]:
             label = f"hotline-cache@{q}" if args.quanta else "hotline-cache"
             configs.append((label + (f"/{i}" if q and i != DEFAULT_INTERLEAVE else ""),
                             "hotline-cache", q, i))
+    for label, _ in args.hotline_cache_from:
+        configs.append((label, "hotline-cache", quanta[0], args.interleave[0]))
     if args.contrib_cache:
         configs.append((CONTRIB_CACHE, CONTRIB_CACHE, 0, "turn"))
     if args.only:
@@ -100,6 +108,10 @@ def main() -> None:
     parser.add_argument("--contrib-cache", type=Path, metavar="LIBCACHE.so",
                         help="also time QEMU's contrib cache plugin, built from this QEMU's "
                              "contrib/plugins/cache.c")
+    parser.add_argument("--hotline-cache-from", nargs="+", default=[], metavar="LABEL=PLUGIN.so",
+                        type=lambda a: tuple(a.split("=", 1)) if "=" in a else
+                        parser.error(f"--hotline-cache-from {a}: give LABEL=PLUGIN.so"),
+                        help="also time these builds of hotline-cache (another revision's)")
     parser.add_argument("--quanta", type=int, nargs="+", metavar="N",
                         help="time hotline-cache at each of these quanta (deterministic mode)")
     parser.add_argument("--interleave", nargs="+", choices=["turn", "block"],
@@ -114,6 +126,9 @@ def main() -> None:
     if args.contrib_cache and not args.contrib_cache.is_file():
         raise SystemExit(f"bench: {args.contrib_cache}: no such file; build QEMU's "
                          "contrib/plugins/cache.c as bench/README.md says")
+    for label, so in args.hotline_cache_from:
+        if not Path(so).is_file():
+            raise SystemExit(f"bench: --hotline-cache-from {label}={so}: no such file")
     if args.quanta and args.mode != "deterministic":
         raise SystemExit("bench: --quanta bounds the turns of deterministic mode only")
 
@@ -123,12 +138,16 @@ def main() -> None:
     params = load_workload("forkstorm").resolve_params(args.scale, {})
     append = kernel_command_line([("forkstorm", params)])
     configs = configurations(args)
+    elsewhere = dict(args.hotline_cache_from)
     walls: dict[str, list[float]] = {c[0]: [] for c in configs}
     rows = {label: {"plugin": label, "quantum": quantum, "interleave": interleave, "roi": None}
             for label, _, quantum, interleave in configs}
     for round_ in range(args.repeats):
         for label, name, quantum, interleave in configs:
             plugin = build_plugin(name) if name and name != CONTRIB_CACHE else None
+            if label in elsewhere:
+                plugin = dataclasses.replace(plugin, path=Path(elsewhere[label]).resolve(),
+                                             key=f"{label}: {elsewhere[label]}")
             with tempfile.TemporaryDirectory() as tmp:
                 run_dir = Path(tmp)
                 plugin_args = (plugin.qemu_argument(
@@ -157,6 +176,8 @@ def main() -> None:
             walls[label].append(round(wall, 1))
             if plugin:
                 rows[label]["build"] = plugin.key
+            if label in elsewhere:
+                rows[label]["sha256"] = hashlib.sha256(plugin.path.read_bytes()).hexdigest()
             if name == CONTRIB_CACHE:
                 rows[label].update(options=contrib_cache_options(system), sha256=hashlib.sha256(
                     args.contrib_cache.read_bytes()).hexdigest())
@@ -178,7 +199,8 @@ def main() -> None:
     print(f"{'configuration':<22}{'median s':>9}{'range s':>16}{'slowdown':>10}")
     for row in rows.values():
         span = f"{min(row['wall_seconds'])}-{max(row['wall_seconds'])}"
-        print(f"{row['plugin']:<22}{row['median_seconds']:>9}{span:>16}{row['slowdown']:>10}")
+        slowdown = "-" if row["slowdown"] is None else row["slowdown"]    # no plain TCG run
+        print(f"{row['plugin']:<22}{row['median_seconds']:>9}{span:>16}{slowdown:>10}")
     roi = next((r["roi"] for r in rows.values() if r["roi"]), None)
     if roi:
         print(f"region of interest: {roi['insns']:,} instructions, {roi['loads']:,} loads, "
