@@ -24,6 +24,15 @@ the core clock):
   core's cache: each such miss waits at least the L1D's and the L2's
   latency on the way, and not longer than going to memory would; the
   cycle profile charges the waiting load to a peer's cache.
+- lockload (its own program, the last region): four stores to lines that stay
+  in the L1D, then `lock andb` on a byte, then a load of the word holding
+  it.  A locked instruction is a full barrier (gem5 runs it as fenced
+  micro-ops): it cannot start before the four stores have left the store
+  buffer, and the load cannot pass it.  So it is the loop's dearest
+  instruction, at least half its cycles are the head waiting at a fence,
+  and each execution takes at least one L1D access (its locked load) and
+  at most six accesses (four stores and its own load and store) at the
+  L1D's and the L2's latency each.
 
 Runs when GEM5 points at a gem5 built with the extension; the boot to the
 checkpoint takes minutes."""
@@ -42,12 +51,13 @@ pytestmark = [pytest.mark.boot, pytest.mark.skipif(
 SYSTEM = "pentium3-4way-o3"
 STEPS = 4000
 HANDOFFS = 20
+LOCKS = 1000
 SPEC = f'''description = "cachebench on O3 cores"
 backend = "gem5"
 root = "disk"
 variants = ["baseline"]
 systems = ["{SYSTEM}"]
-workloads = [{{ name = "cachebench", scale = "smoke", params = {{ chase_steps = {STEPS}, handoffs = {HANDOFFS}, iterations = 100 }} }}]
+workloads = [{{ name = "cachebench", scale = "smoke", params = {{ chase_steps = {STEPS}, handoffs = {HANDOFFS}, iterations = 100, lock_iterations = {LOCKS} }} }}]
 timeout_s = 43200
 '''
 
@@ -63,7 +73,20 @@ def profile(tmp_path_factory):
     assert run.failure is None, run.failure
     symbols = guest_program_symbols(
         paths.DISK_IMAGES / "workloads" / "cachebench" / "cachebench.c", tmp)
-    return pd.read_parquet(run.directory / "cycles.parquet"), symbols, run.directory
+    # cachebench's regions, without lockload's (the last), whose program's
+    # addresses are another binary's.
+    cycles = pd.read_parquet(run.directory / "cycles.parquet")
+    return cycles[cycles["region"] < cycles["region"].max()], symbols, run.directory
+
+
+@pytest.fixture(scope="module")
+def lockload(profile, tmp_path_factory):
+    """lockload's region of the same run, and lockload's symbols."""
+    _, _, run_dir = profile
+    cycles = pd.read_parquet(run_dir / "cycles.parquet")
+    symbols = guest_program_symbols(paths.DISK_IMAGES / "workloads" / "cachebench" /
+                                    "lockload.c", tmp_path_factory.mktemp("lockload"))
+    return cycles[cycles["region"] == cycles["region"].max()], symbols
 
 
 def within(cycles: pd.DataFrame, symbols: dict, name: str) -> pd.DataFrame:
@@ -115,3 +138,14 @@ def test_each_handoff_is_a_coherence_miss_taken_by_the_other_players_store(profi
     waiting = within(cycles, symbols, "player")
     assert waiting["cycles_load_peer"].sum() > 0
 
+
+
+def test_a_locked_instruction_after_stores_waits_for_them_at_its_fence(lockload):
+    cycles, symbols = lockload
+    c = specs.load_system(SYSTEM).caches
+    loop = within(cycles, symbols, "lockload")
+    locked = loop.loc[loop["cycles"].idxmax()]
+    assert locked["instructions"] == LOCKS and locked["micro_ops"] > LOCKS
+    assert locked["cycles_barrier"] >= locked["cycles"] / 2
+    per_lock = locked["cycles"] / LOCKS
+    assert c.l1d.latency_cycles <= per_lock <= 6 * (c.l1d.latency_cycles + c.l2.latency_cycles)

@@ -13,4 +13,11 @@ if [ "${ARG_chase_steps:?}" -gt 0 ]; then
     cachebench chase "$ARG_large_kib" "$ARG_chase_steps" > chase.json
     chase=",$(cat chase.json)"
 fi
-echo "hotline-summary: {\"workload\":\"cachebench\",\"small_kib\":$ARG_small_kib,\"large_kib\":$ARG_large_kib,\"stride\":$ARG_stride,\"passes\":$ARG_passes,\"handoffs\":$ARG_handoffs,\"iterations\":$ARG_iterations,\"chase_steps\":$ARG_chase_steps,\"tests\":[$(cat sweep-small.json),$(cat sweep-large.json),$(cat pingpong.json),$(cat falseshare.json),$(cat storeload.json)$chase]}"
+# The locked instruction after stores, when asked for (lock_iterations > 0):
+# a program of its own (lockload.c says why).
+lockload=""
+if [ "${ARG_lock_iterations:?}" -gt 0 ]; then
+    lockload "$ARG_lock_iterations" > lockload.json
+    lockload=",$(cat lockload.json)"
+fi
+echo "hotline-summary: {\"workload\":\"cachebench\",\"small_kib\":$ARG_small_kib,\"large_kib\":$ARG_large_kib,\"stride\":$ARG_stride,\"passes\":$ARG_passes,\"handoffs\":$ARG_handoffs,\"iterations\":$ARG_iterations,\"chase_steps\":$ARG_chase_steps,\"lock_iterations\":$ARG_lock_iterations,\"tests\":[$(cat sweep-small.json),$(cat sweep-large.json),$(cat pingpong.json),$(cat falseshare.json),$(cat storeload.json)$chase$lockload]}"
