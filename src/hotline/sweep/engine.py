@@ -111,7 +111,10 @@ def run_sweep(spec_path: Path, *, jobs: int | None = None, profile: str | None =
         outputs.make_dir(sweep.out_dir / ".sweep")
         failed_before = [run_id for run_id, r in records.items() if r["status"] == "failed"]
         done_before = sum(r["status"] == "ok" for r in records.values())
-        say(f"{done_before} run(s) have results already" +
+        # Snakemake, not this count, decides what runs: a run whose inputs
+        # (kernel, image, plugin, spec) changed since runs again.
+        say(f"{done_before} run(s) have results already (made again where their inputs "
+            f"changed)" +
             (f", {len(failed_before)} failed before and run again" if failed_before else "") +
             "; " + "; ".join(f"{label} {'cached' if Path(m).exists() else 'to build'}"
                              for label, m in sweep.builds().items()))
