@@ -27,8 +27,10 @@
  *
  * With `woven`, as with interleave=block (weave.c): blocks and accesses are
  * held and woven at each deadline, which a stream gives as an event of type
- * 'D' (the recorder writes none: a stream with deadlines is made by hand,
- * tests/test_bench_replay.py).
+ * 'D': the recorder writes one wherever the plugin wove (a window's end, a
+ * marker), so that a stream recorded with interleave=block replays as the
+ * plugin ran it (without `woven`, the 'D's are skipped and the model sees
+ * the turns as QEMU ran them).
  */
 #include <stdio.h>
 #include <stdlib.h>

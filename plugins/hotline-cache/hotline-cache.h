@@ -320,11 +320,12 @@ void weave_flush(void);
  * Measurement only (bench/README.md): built with -DHOTLINE_CACHE_TRACE, the
  * plugin also writes the first HOTLINE_CACHE_TRACE_MAX blocks and accesses
  * of the regions of interest, with their core, to OUT.trace as these
- * records, which bench/replay.c reads: in the order the model sees them
- * (woven, with interleave=block).
+ * records, which bench/replay.c reads: in the order the model sees them,
+ * or with interleave=block in the order the weave holds them, with a 'D'
+ * record wherever it wove them (replay's `woven` weaves them again there).
  */
 struct trace_event {
-	uint8_t type;		/* 'B' block, 'A' access */
+	uint8_t type;		/* 'B' block, 'A' access, 'D' the weave's window ends */
 	uint8_t core, store, locked;
 	uint32_t size;		/* access: bytes; block: instructions */
 	uint64_t pc;		/* block: its start */

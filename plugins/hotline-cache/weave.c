@@ -136,7 +136,7 @@ static void *checked(void *p)
 	return p;
 }
 
-static void *grow(void *array, size_t *cap, size_t size, size_t at_least)
+static __attribute__((noinline)) void *grow(void *array, size_t *cap, size_t size, size_t at_least)
 {
 	size_t n = *cap ? *cap : 4096;
 
@@ -250,26 +250,32 @@ static void find_deps(struct event *e, uint64_t paddr, int store, uint32_t core,
 		e->bits |= EV_DEPS;
 }
 
-static struct event *next_event(uint32_t core)
+/* Every block and access takes one: the growing is out of line. */
+static inline struct event *next_event(uint32_t core)
 {
 	struct held *h = &held[core];
 
-	h->e = grow(h->e, &h->cap, sizeof(*h->e), h->n + 1);
+	if (__builtin_expect(h->n == h->cap, 0))
+		h->e = grow(h->e, &h->cap, sizeof(*h->e), h->n + 1);
 	return &h->e[h->n++];
 }
 
 /* Whether core's held event i may reach the model, the others having
  * handed theirs up to next[]. */
-static int ready(uint32_t core, size_t i, const size_t *next)
+static int deps_done(const struct held *h, size_t i, const size_t *next)
 {
-	const struct held *h = &held[core];
-
-	if (!(h->e[i].bits & EV_DEPS))
-		return 1;
 	for (size_t d = h->dnext; d < h->nd && h->d[d].event == i; d++)
 		if (next[h->d[d].core] <= h->d[d].idx)
 			return 0;
 	return 1;
+}
+
+/* Most events wait for nothing: that test is inline, the rest not. */
+static inline int ready(uint32_t core, size_t i, const size_t *next)
+{
+	const struct held *h = &held[core];
+
+	return !(h->e[i].bits & EV_DEPS) || deps_done(h, i, next);
 }
 
 /* Hands the core's next event, and the accesses after it that are ready,
@@ -283,16 +289,12 @@ static uint32_t deliver(uint32_t core, size_t *next)
 	if (h->e[*i].bits & EV_BLOCK) {
 		const struct block *b = h->e[(*i)++].b;
 
-		TRACE('B', core, 0, 0, b->insns, b->vaddr, b->end, 0);
 		block_executed(core, b);
 		insns = b->insns;
 	}
 	for (; *i < h->n && !(h->e[*i].bits & EV_BLOCK) && ready(core, *i, next); (*i)++) {
 		const struct event *e = &h->e[*i];
-		int store = !!(e->bits & EV_STORE);
-
-		TRACE('A', core, store, e->n->locked, ev_size(e), e->n->pc, e->vaddr, ev_paddr(e));
-		data_access(core, e->n, e->vaddr, ev_paddr(e), ev_size(e), store);
+		data_access(core, e->n, e->vaddr, ev_paddr(e), ev_size(e), !!(e->bits & EV_STORE));
 		if (e->bits & EV_DEPS)
 			while (h->dnext < h->nd && h->d[h->dnext].event == *i)
 				h->dnext++;
@@ -308,6 +310,8 @@ void weave_flush(void)
 
 	if (!weave_blocks)
 		return;
+	/* The recorder writes what was held, and 'D' where it is woven. */
+	TRACE('D', 0, 0, 0, 0, 0, 0, 0);
 	for (uint32_t c = 0; c < cores; c++)
 		next[c] = ran[c] = 0;
 	for (;;) {
@@ -352,6 +356,7 @@ static void window_check(uint32_t core)
 void weave_block(uint32_t core, const struct block *b)
 {
 	window_check(core);
+	TRACE('B', core, 0, 0, b->insns, b->vaddr, b->end, 0);
 	*next_event(core) = (struct event){ .b = b, .bits = EV_BLOCK };
 }
 
@@ -360,6 +365,7 @@ void weave_access(uint32_t core, struct insn *n, uint64_t vaddr, uint64_t paddr,
 {
 	struct event *e = next_event(core);
 
+	TRACE('A', core, store, n->locked, size, n->pc, vaddr, paddr);
 	*e = (struct event){ .n = n, .vaddr = vaddr,
 			     .bits = paddr << EV_ADDR_SHIFT | (uint64_t)__builtin_ctz(size) << EV_SIZE_SHIFT |
 				     (store ? EV_STORE : 0) };
