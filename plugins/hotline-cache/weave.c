@@ -212,9 +212,10 @@ static uint64_t word_of(uint64_t addr)
 	}
 }
 
-static void add_dep(struct held *h, uint32_t event, uint32_t core, uint32_t idx)
+static inline void add_dep(struct held *h, uint32_t event, uint32_t core, uint32_t idx)
 {
-	h->d = grow(h->d, &h->dcap, sizeof(*h->d), h->nd + 1);
+	if (__builtin_expect(h->nd == h->dcap, 0))
+		h->d = grow(h->d, &h->dcap, sizeof(*h->d), h->nd + 1);
 	h->d[h->nd++] = (struct dep){ event, core, idx };
 }
 
@@ -237,10 +238,13 @@ static void find_deps(struct event *e, uint64_t paddr, int store, uint32_t core,
 	if (w->writer != config.cores && w->writer != core)
 		add_dep(h, idx, w->writer, w->write_idx);
 	if (store) {
-		for (uint32_t c = 0; c < config.cores; c++)
-			if (read[c] && c != core)
+		for (uint32_t c = 0; c < config.cores; c++) {
+			if (!read[c])
+				continue;
+			if (c != core)
 				add_dep(h, idx, c, read[c] - 1);
-		memset(read, 0, config.cores * sizeof(*read));
+			read[c] = 0;
+		}
 		w->writer = core;
 		w->write_idx = idx;
 	} else {
