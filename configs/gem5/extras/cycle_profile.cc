@@ -10,6 +10,7 @@
 
 #include "cpu/o3/cpu.hh"
 #include "cpu/o3/dyn_inst.hh"
+#include "cpu/thread_context.hh"
 #include "listener.hh"
 #include "mem/cache/base.hh"
 #include "params/HotlineCycleProfile.hh"
@@ -71,8 +72,6 @@ CycleProfile::regProbeListeners()
                                          on_inst(&CycleProfile::mispredict)));
     listeners.push_back(new Listener<bool>(core, "Sleeping",
         [this](const bool &state) { sleeping(state); }));
-    listeners.push_back(new Listener<uint64_t>(core, "Cycles",
-        [this](const uint64_t &delta) { cycles(delta); }));
     if (l1d) {
         listeners.push_back(new CacheListener(l1d->getProbeManager(), "Miss",
                                               on_cache(&CycleProfile::l1dMiss)));
@@ -120,8 +119,12 @@ CycleProfile::startRegion()
     mispredictSeq = 0;
     missLine.clear();
     lineServed.clear();
-    // asleep is kept across regions: a core halted when the region starts
-    // stays halted until its next tick says how long.
+    // A core switched in while its guest was halted (sampled simulation:
+    // an atomic core suspended in the idle loop) gets no Sleeping
+    // notification: its threads' status says.
+    asleep = true;
+    for (ThreadID t = 0; t < cpu->numThreads; ++t)
+        asleep = asleep && cpu->getContext(t)->status() != ThreadContext::Active;
 }
 
 void
@@ -247,21 +250,16 @@ CycleProfile::mispredict(const o3::DynInstPtr &inst)
 void
 CycleProfile::sleeping(const bool &now_asleep)
 {
+    // BaseCPU notifies Sleeping(false) when a suspended core wakes, before
+    // the core's next tick: the cycles since it went to sleep were halted.
+    // (They were once taken at the Cycles probe point after the wake, which
+    // BaseCPU notifies after Sleeping: the core was awake by then, and the
+    // halted cycles went to the instruction after the idle loop's mwait.)
     if (now_asleep && !asleep)
         pendingCycles += advanceTo(now());
+    else if (!now_asleep && asleep)
+        haltedCycles += advanceTo(now());
     asleep = now_asleep;
-}
-
-void
-CycleProfile::cycles(const uint64_t &delta)
-{
-    (void)delta;
-    // The first tick after a suspended core wakes: the cycles since it was
-    // suspended were halted.
-    if (!asleep)
-        return;
-    haltedCycles += advanceTo(now());
-    asleep = false;
 }
 
 void

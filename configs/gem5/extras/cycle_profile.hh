@@ -117,7 +117,6 @@ class CycleProfile : public ProbeListenerObject
     void squash(const o3::DynInstPtr &inst);
     void mispredict(const o3::DynInstPtr &inst);
     void sleeping(const bool &asleep);
-    void cycles(const uint64_t &delta);
     void l1dMiss(const CacheAccessProbeArg &arg);
     void l2Miss(const CacheAccessProbeArg &arg);
     void l2Fill(const CacheAccessProbeArg &arg);

@@ -111,10 +111,11 @@ def o3_profile(results: Results, **where) -> pd.DataFrame:
     return results.select(results.table("cycles"), **where)
 
 
-# The kernel's idle loop.  gem5's O3 cores run its mwait without halting
-# (measured on the tiny fork storm, 2026-11-25: no halted cycle, mwait_idle
-# 65% of the cores' cycles), where the seeds' CPUs halted and their
-# profilers (CPU_CLK_UNHALTED) and `time` counted nothing: idle, not time.
+# The kernel's idle loop: idle, not time, as the seeds' halting CPUs, their
+# profilers (CPU_CLK_UNHALTED) and `time` had it.  The cycle profile counts
+# a halted core's cycles apart; what the loop runs around its mwait is
+# left out here.  (Its 65% of the tiny fork storm's cycles, 2026-11-25, was
+# most likely the profile's bug with halted cycles: docs/gem5-notes.md.)
 IDLE_FUNCTIONS = frozenset({"mwait_idle", "default_idle", "default_idle_call",
                             "arch_cpu_idle", "cpu_idle_poll", "poll_idle", "do_idle",
                             "cpuidle_idle_call", "intel_idle", "acpi_idle_do_entry",
