@@ -264,8 +264,8 @@ static inline struct event *next_event(uint32_t core)
 	return &h->e[h->n++];
 }
 
-/* Whether core's held event i may reach the model, the others having
- * handed theirs up to next[]. */
+/* Whether the accesses that core's held event i waits for have reached
+ * the model, the others having handed theirs up to next[]. */
 static int deps_done(const struct held *h, size_t i, const size_t *next)
 {
 	for (size_t d = h->dnext; d < h->nd && h->d[d].event == i; d++)
@@ -274,7 +274,8 @@ static int deps_done(const struct held *h, size_t i, const size_t *next)
 	return 1;
 }
 
-/* Most events wait for nothing: that test is inline, the rest not. */
+/* Whether core's held event i may reach the model.  Most events wait for
+ * nothing: that test is inline, the rest not. */
 static inline int ready(uint32_t core, size_t i, const size_t *next)
 {
 	const struct held *h = &held[core];
@@ -298,6 +299,7 @@ static uint32_t deliver(uint32_t core, size_t *next)
 	}
 	for (; *i < h->n && !(h->e[*i].bits & EV_BLOCK) && ready(core, *i, next); (*i)++) {
 		const struct event *e = &h->e[*i];
+
 		data_access(core, e->n, e->vaddr, ev_paddr(e), ev_size(e), !!(e->bits & EV_STORE));
 		if (e->bits & EV_DEPS)
 			while (h->dnext < h->nd && h->d[h->dnext].event == *i)
