@@ -135,20 +135,40 @@ def test_ping_pong_coherence_misses_equal_handoffs(tables, functions):
 
 def test_false_sharing_pays_one_miss_and_one_upgrade_per_turn(tables, functions):
     # Two threads increment their own counter, both in one line: a load and
-    # a store per increment.  However the scheduler interleaves them, in T
-    # turns (stretches of one thread running): each turn's first load misses
-    # (compulsory in each core's first turn, coherence later: the other core
-    # wrote), and each turn's first store upgrades, except in the first turn
-    # (the line came Exclusive: no other copy).  So loads miss T times, stores
-    # upgrade T - 1 times, and coherence misses are T - 2.
+    # a store per increment.  However the scheduler interleaves them, in
+    # turns (stretches of one thread running), each turn's first load misses
+    # (coherence: the other core wrote; but in each core's first turn), T
+    # load misses in all, and after it the turn's first store misses too:
+    # the line came Shared (the other core still had it), or, if the other
+    # core's store came between the load and the store, it is gone.  The
+    # weave interleaves blocks, and icount ends a turn inside a block, so an
+    # increment's load and store can fall on either side of the other
+    # core's store: the store's miss is then coherence, not an upgrade (the
+    # line is back Modified, and the next turn of this core may start with
+    # its store).  Only the very first turn keeps the line Exclusive.  A
+    # split the other way (the other core's load between this core's load
+    # and store) makes an upgrade without a load miss, and then the other
+    # core's store a coherence miss.  So load misses: T - 2 coherence; store
+    # misses: upgrades U and coherence C only, with U - C <= T - 1 <= U + C.
+    # A core's first miss has no thief: compulsory if
+    # the core never touched that physical line, else conflict or capacity,
+    # for cachebench runs each test as a process of its own, and the kernel
+    # may hand the counters a page that an earlier test's array had on that
+    # CPU.  (Until 2026-11-26 this test wanted compulsory 2 and upgrades
+    # only, T - 1 of them; a run with one more program in the image, whose
+    # counts are the same from the plugin before that day, had compulsory 1,
+    # conflict 1, upgrades 1,537 and store coherence misses 6.)
     load, loads = busiest(tables, functions, "incrementer", "read")
     store, stores = busiest(tables, functions, "incrementer", "write")
     assert loads == stores == 2 * SMOKE["iterations"]
     load_misses = misses_at(tables, load, "L1D")
     turns = sum(load_misses.values())
-    assert turns >= 2 and load_misses.get("compulsory") == 2
-    assert load_misses.get("coherence", 0) == turns - 2
-    assert misses_at(tables, store, "L1D") == {"upgrade": turns - 1}
+    assert turns >= 2 and load_misses.get("coherence", 0) == turns - 2
+    assert set(load_misses) - {"coherence"} <= {"compulsory", "conflict", "capacity"}
+    store_misses = misses_at(tables, store, "L1D")
+    assert set(store_misses) <= {"upgrade", "coherence"}
+    upgrades, stolen = store_misses.get("upgrade", 0), store_misses.get("coherence", 0)
+    assert upgrades - stolen <= turns - 1 <= upgrades + stolen
 
 
 def test_store_byte_then_load_word_is_a_read_after_partial_write(tables, functions):
