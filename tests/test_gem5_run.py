@@ -196,10 +196,8 @@ def test_o3_cycle_profile_charges_every_cycle_once(o3_run):
     # (src/cpu/o3/cpu.cc: activateContext adds those to quiesceCycles only),
     # a region's stats being reset at its start.  Within 0.5% of the region:
     # a wake-up's cycle may fall on either side.
-    stats = pd.read_parquet(run.directory / "gem5_stats.parquet")
-    core = stats["name"].str.extract(r"^board\.processor\.cores(\d*)\.core\.numCycles$")[0]
-    ticked = stats[core.notna() & (stats["region"] >= 0)].assign(
-        cpu=core.replace("", "0").astype("float")).set_index(["region", "cpu"])["value"]
+    ticked = pd.read_parquet(run.directory / "gem5_core_stats.parquet").set_index(
+        ["region", "cpu"])["cycles"]
     for _, r in regions.iterrows():
         assert abs(r.cycles - r.halted_cycles - ticked.loc[(r.region, r.cpu)]) <= \
             0.005 * r.cycles, (r.region, r.cpu, r.cycles, r.halted_cycles)

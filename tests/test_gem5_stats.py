@@ -42,6 +42,7 @@ def core_lines(cpu, index, scale):
         line(f"{core}.lsq0.forwLoads", 30 * scale),
         line(f"{core}.lsq0.rescheduledLoads", 3 * scale),
         line(f"{core}.commitStats0.numInsts", 5000 * scale),
+        line(f"{core}.numCycles", 9000 * scale),
         line(f"{core}.lsq0.loadToUse::samples", 100),
         line(f"{core}.lsq0.loadToUse::0-9", 90, pdf=("90.00%", "90.00%")),
     ]
@@ -89,7 +90,7 @@ def test_core_summary(tmp_path):
     assert row["l2_accesses"] == 58 and row["l2_misses"] == 20
     assert row["l2_miss_latency_ticks"] == 400000
     assert row["lsq_forwarded_loads"] == 30 and row["lsq_rescheduled_loads"] == 3
-    assert row["committed_insts"] == 5000
+    assert row["committed_insts"] == 5000 and row["cycles"] == 9000
     assert row["sim_seconds"] == 0.0001 and row["host_seconds"] == 12.5
     assert row["host_inst_rate"] == 80000
 

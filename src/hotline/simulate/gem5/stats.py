@@ -37,7 +37,7 @@ CORE = {"run": "string", "region": "int32", "cpu": "int16",
         "l1i_accesses": "float64", "l1i_misses": "float64",
         "l2_accesses": "float64", "l2_misses": "float64", "l2_miss_latency_ticks": "float64",
         "lsq_forwarded_loads": "float64", "lsq_rescheduled_loads": "float64",
-        "committed_insts": "float64",
+        "committed_insts": "float64", "cycles": "float64",
         "sim_seconds": "float64", "host_seconds": "float64", "host_inst_rate": "float64"}
 
 # Where each figure lives under hotline's config (configs/gem5/): the cache
@@ -58,6 +58,8 @@ CORE_STATS = {
     "lsq_forwarded_loads": r"board\.processor\.cores(\d*)\.core\.lsq0\.forwLoads",
     "lsq_rescheduled_loads": r"board\.processor\.cores(\d*)\.core\.lsq0\.rescheduledLoads",
     "committed_insts": r"board\.processor\.cores(\d*)\.core\.commitStats0\.numInsts",
+    # The cycles the core ticked: an O3 core's leave out those it slept.
+    "cycles": r"board\.processor\.cores(\d*)\.core\.numCycles",
 }
 GLOBAL_STATS = {"sim_seconds": "simSeconds", "host_seconds": "hostSeconds",
                 "host_inst_rate": "hostInstRate"}
