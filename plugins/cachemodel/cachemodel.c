@@ -778,12 +778,10 @@ static inline bool prev_hit(struct core *me, uint64_t line, int data, bool write
 	uint32_t node = me->prev_node[data];
 	uint64_t word = me->prev[data];
 
-	if (!mru_hit(word, line, write) || w->tag != line + 1 || node >= l1->shadow.used ||
-	    l1->shadow.nodes[node].line != line)
+	if (!mru_hit(word, line, write) || w->tag != line + 1 ||
+	    !shadow_touch(&l1->shadow, node, line))
 		return false;
 	cache_touch(l1, w);
-	list_unlink(&l1->shadow, node);
-	list_push_head(&l1->shadow, node);
 	me->prev[data] = me->mru[data];
 	me->prev_way[data] = me->mru_way[data];
 	me->prev_node[data] = me->mru_node[data];
