@@ -28,6 +28,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from hotline import outputs
+
 RESULTS = Path(__file__).parent / "results"
 CONFIGS = Path(__file__).resolve().parents[1] / "configs" / "experiments"
 SPECS = {"qemu": CONFIGS / "crosscheck-qemu.toml", "gem5": CONFIGS / "crosscheck-gem5.toml"}
@@ -125,7 +127,7 @@ def main() -> int:
                        for b, d in runs.items()},
               "host": platform.node(), "date": datetime.now(timezone.utc).isoformat()}
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "gem5_crosscheck.json").write_text(json.dumps(record, indent=2) + "\n")
+    outputs.write_text(RESULTS / "gem5_crosscheck.json", json.dumps(record, indent=2) + "\n")
     print(table(result))
     return 0
 

@@ -24,6 +24,8 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from hotline import outputs
+
 RESULTS = Path(__file__).parent / "results"
 WORK = RESULTS / "gem5_miss_profile"
 
@@ -107,7 +109,7 @@ def main() -> int:
     record = {"run": str(args.run), "rounds": rounds, "host": platform.node(),
               "date": datetime.now(timezone.utc).isoformat()}
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "gem5_miss_profile.json").write_text(json.dumps(record, indent=2) + "\n")
+    outputs.write_text(RESULTS / "gem5_miss_profile.json", json.dumps(record, indent=2) + "\n")
     return 0
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from hotline import paths
+from hotline import outputs, paths
 from hotline.disk_image import guest_program_symbols
 from hotline.experiment import run_experiment
 from hotline.workloads import load_workload
@@ -110,7 +110,7 @@ def main() -> None:
                 print("  " + ", ".join(f"{k}={v}" for k, v in row.items()), flush=True)
     RESULTS.mkdir(exist_ok=True)
     suffix = f"-{args.suffix}" if args.suffix else ""
-    (RESULTS / f"interleaving{suffix}.json").write_text(json.dumps(results, indent=2) + "\n")
+    outputs.write_text(RESULTS / f"interleaving{suffix}.json", json.dumps(results, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -50,7 +50,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from hotline import specs
+from hotline import outputs, specs
 from hotline.disk_image import build_image
 from hotline.experiment import hotline_revision
 from hotline.kernel.build import build_kernel
@@ -195,7 +195,7 @@ def main() -> None:
     RESULTS.mkdir(exist_ok=True)
     suffix = f"-{args.suffix}" if args.suffix else ""
     path = RESULTS / f"plugin_overhead-{args.mode}-{args.scale}{suffix}.json"
-    path.write_text(json.dumps(result, indent=2) + "\n")
+    outputs.write_text(path, json.dumps(result, indent=2) + "\n")
     print(f"{'configuration':<22}{'median s':>9}{'range s':>16}{'slowdown':>10}")
     for row in rows.values():
         span = f"{min(row['wall_seconds'])}-{max(row['wall_seconds'])}"

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from hotline import outputs
 from hotline.experiment import run_experiment
 
 BENCH = Path(__file__).parent
@@ -98,7 +99,7 @@ def main() -> None:
             print(json.dumps(setting), flush=True)
     RESULTS.mkdir(exist_ok=True)
     suffix = f"-{args.suffix}" if args.suffix else ""
-    (RESULTS / f"quantum_convergence{suffix}.json").write_text(json.dumps(results, indent=2) + "\n")
+    outputs.write_text(RESULTS / f"quantum_convergence{suffix}.json", json.dumps(results, indent=2) + "\n")
 
 
 if __name__ == "__main__":
