@@ -290,3 +290,27 @@ def test_a_failed_gem5_run_is_said_in_gem5s_own_words(tmp_path, log, reason):
     from hotline.simulate.gem5.checkpoints import last_error
     (tmp_path / "gem5.log").write_text(log)
     assert last_error(tmp_path / "gem5.log") == reason
+
+
+def test_the_checkpoint_key_hashes_exactly_the_boots_own_files():
+    # The boot script and the hotline_gem5 modules it imports, directly or
+    # through each other: a module it needs left out of BOOT_FILES would
+    # restore a stale checkpoint after a change, and a measuring run's file
+    # in it would boot again for nothing.
+    import ast
+    from hotline.simulate.gem5 import checkpoints
+    seen, todo = set(), ["hotline_boot.py"]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        tree = ast.parse((checkpoints.CONFIGS / name).read_text())
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom) or not node.module or \
+                    not node.module.startswith("hotline_gem5"):
+                continue
+            modules = [f"hotline_gem5.{a.name}" for a in node.names] \
+                if node.module == "hotline_gem5" else [node.module]
+            todo += [m.replace(".", "/") + ".py" for m in modules]
+    assert seen == set(checkpoints.BOOT_FILES)

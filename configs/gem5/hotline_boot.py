@@ -34,7 +34,7 @@ from gem5.components.cachehierarchies.classic.no_cache import NoCache  # noqa: E
 from gem5.simulate.simulator import Simulator  # noqa: E402
 
 from hotline_gem5 import machine  # noqa: E402
-from hotline_gem5.roi_exit_handlers import CheckpointAtRoi  # noqa: E402
+from hotline_gem5.boot_exit_handlers import CheckpointAtRoi  # noqa: E402
 
 board = machine.board(params.machine, cpu="atomic", cache_hierarchy=NoCache())
 handlers = CheckpointAtRoi(checkpoint_dir=params.checkpoint_dir,

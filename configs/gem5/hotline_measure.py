@@ -48,7 +48,7 @@ import m5  # noqa: E402
 from gem5.simulate.simulator import Simulator  # noqa: E402
 
 from hotline_gem5 import machine  # noqa: E402
-from hotline_gem5.roi_exit_handlers import RoiRecorder, Sampler  # noqa: E402
+from hotline_gem5.measure_exit_handlers import RoiRecorder, Sampler  # noqa: E402
 
 caches = params.caches
 if ruby:

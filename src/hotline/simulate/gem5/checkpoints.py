@@ -42,9 +42,11 @@ from hotline.simulate.supervise import supervise, write_command
 CHECKPOINTS = "gem5-checkpoints"
 CONFIGS = paths.CONFIGS / "gem5"
 BOOT_SCRIPT = CONFIGS / "hotline_boot.py"
-# The boot's own files: what the checkpoint's key names of hotline's config.
-BOOT_FILES = ("hotline_boot.py", "hotline_gem5/machine.py", "hotline_gem5/preflight.py",
-              "hotline_gem5/roi_exit_handlers.py", "hotline_gem5/run_params.py")
+# The boot's own files: what the checkpoint's key names of hotline's config
+# (tests/test_gem5_checkpoints.py checks them against the boot script's
+# imports).
+BOOT_FILES = ("hotline_boot.py", "hotline_gem5/boot_exit_handlers.py", "hotline_gem5/machine.py",
+              "hotline_gem5/preflight.py", "hotline_gem5/run_params.py")
 MARKER = "checkpoint.json"
 VMEMMAP = "vmemmap.json"
 # The kernel's top-level page table (swapper_pg_dir on x86-64).

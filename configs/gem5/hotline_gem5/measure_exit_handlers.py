@@ -1,27 +1,21 @@
-"""What the simulation does at each exit event, as the tables the stdlib's
-Simulator takes (policy as data), for the two phases of a run.
+"""What the measuring run does at each exit event, as the tables the
+stdlib's Simulator takes (policy as data).
 
-Boot (CheckpointAtRoi): at the workload's first hotline-roi begin (m5
-work_begin) save a checkpoint, note its tick, and end the simulation.  If
-the guest exits (m5 exit) without reaching a region, there is no checkpoint,
-and the host says why from the guest's console.
-
-Measure (RoiRecorder): the restored simulation starts where the boot
-stopped, inside the first region of interest.  The first step of the
-simulation is one tick long, so that the region can be opened (stats reset,
-LSQ debug trace on) once the simulator exists; later work_begin/work_end
-pairs open and close further regions (work_end dumps the stats: one dump per
-region; with hotline's extension, each core's cycle profile and the miss
-profile are started at a region's start and written at its end, or, in a
-sampled run, the cycle profiles at each window's: Sampler).  The init's m5
-exit ends the run.  Every region's first and last tick go into a JSON file,
-which the host uses to keep only the packets inside the regions; stats.txt
-holds one dump per region, in order, and gem5's own dump at exit after
-them."""
+RoiRecorder: the restored simulation starts where the boot stopped
+(boot_exit_handlers.py), inside the first region of interest.  The first
+step of the simulation is one tick long, so that the region can be opened
+(stats reset, LSQ debug trace on) once the simulator exists; later
+work_begin/work_end pairs open and close further regions (work_end dumps the
+stats: one dump per region; with hotline's extension, each core's cycle
+profile and the miss profile are started at a region's start and written at
+its end, or, in a sampled run, the cycle profiles at each window's:
+Sampler).  The init's m5 exit ends the run.  Every region's first and last
+tick go into a JSON file, which the host uses to keep only the packets
+inside the regions; stats.txt holds one dump per region, in order, and
+gem5's own dump at exit after them."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from typing import Callable
@@ -32,28 +26,7 @@ from m5.util import warn
 
 from gem5.simulate.exit_event import ExitEvent
 
-
-def _write_json(path: str, data: dict) -> None:
-    with open(path, "w") as f:
-        json.dump(data, f, indent=1)
-
-
-class CheckpointAtRoi:
-    def __init__(self, *, checkpoint_dir: str, path: str) -> None:
-        self._checkpoint_dir = checkpoint_dir
-        self._path = path
-        _write_json(path, {"checkpoint_tick": None})
-
-    def work_begin(self):
-        m5.checkpoint(self._checkpoint_dir)
-        _write_json(self._path, {"checkpoint_tick": m5.curTick()})
-        yield True
-
-    def exit(self):
-        yield True
-
-    def handlers(self) -> dict:
-        return {ExitEvent.WORKBEGIN: self.work_begin(), ExitEvent.EXIT: self.exit()}
+from hotline_gem5.boot_exit_handlers import write_json
 
 
 class Sampler:
@@ -164,7 +137,7 @@ class RoiRecorder:
         simulator.set_max_ticks(1)
 
     def _save(self) -> None:
-        _write_json(self._path, {"regions": self.regions})
+        write_json(self._path, {"regions": self.regions})
 
     def _set_debug(self, on: bool) -> None:
         for flag in self._debug_flags:
