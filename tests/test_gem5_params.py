@@ -314,3 +314,38 @@ def test_the_checkpoint_key_hashes_exactly_the_boots_own_files():
                 if node.module == "hotline_gem5" else [node.module]
             todo += [m.replace(".", "/") + ".py" for m in modules]
     assert seen == set(checkpoints.BOOT_FILES)
+
+
+def test_repeats_after_the_first_jitter_the_memory_with_their_own_seed():
+    system = specs.load_system("pentium3-4way-o3")
+    machine = params.machine(system, vmlinux=Path("/k/vmlinux"),
+                             disk_image=Path("/i/disk.img"), kernel_args=APPEND)
+    first, third = (params.run_params.to_dict(params.measure_params(
+        system, machine, Path("/c/cpt"), repeat)) for repeat in (0, 2))
+    assert first["perturbation"] is None
+    assert third["perturbation"] == {"seed": 2, "latency_var": params.JITTER}
+    # Everything else as the first repeat's: the same checkpoint restores.
+    assert {**third, "perturbation": None} == first
+    # The run's key has the perturbation only where there is one, so that a
+    # first repeat's key is what it was before repeats were perturbed.
+    from hotline.simulate.gem5 import BACKEND
+    assert BACKEND.settings(None, system, 0) == {}
+    assert BACKEND.settings(None, system, 2) == {
+        "perturbation": {"memory_latency_var": params.JITTER, "seed": 2}}
+
+
+def test_repeats_on_memory_that_cannot_jitter_are_refused(tmp_path, monkeypatch):
+    # skylake-4core-timing runs gem5's DDR4 model, which has no latency to jitter.
+    assert specs.load_system("skylake-4core-timing").gem5.memory == "ddr4-2400"
+    monkeypatch.setenv("GEM5", str(tmp_path / "gem5.opt"))
+    (tmp_path / "gem5.opt").write_text("")
+    (tmp_path / "gem5.opt").chmod(0o755)
+    spec = tmp_path / "s.toml"
+    spec.write_text('description = "d"\nbackend = "gem5"\nroot = "disk"\n'
+                    'variants = ["baseline"]\nsystems = ["skylake-4core-timing"]\n'
+                    'workloads = [{ name = "forkstorm", scale = "smoke" }]\nrepeats = 3\n')
+    with pytest.raises(HotlineError, match='only fixed-latency memory takes: give the system '
+                                           'memory = "simple"'):
+        gem5.check_experiment(load_spec(spec), spec)
+    spec.write_text(spec.read_text().replace("repeats = 3", "repeats = 1"))
+    gem5.check_experiment(load_spec(spec), spec)

@@ -92,6 +92,11 @@ board = machine.board(params.machine, cpu=params.roi_cpu, cache_hierarchy=cache_
                       checkpoint=params.checkpoint_dir, core=params.core,
                       sampled=params.sampling is not None)
 board.cache_line_size = caches.line_bytes
+if params.perturbation is not None:
+    # A repeat's jitter (run_params.Perturbation); its seed is set when the
+    # region opens (RoiRecorder), after the restore.
+    for controller in board.get_memory().get_memory_controllers():
+        controller.latency_var = params.perturbation.latency_var
 
 
 def cycle_profiles(path: str) -> list:
@@ -119,7 +124,8 @@ if params.sampling is not None:
                       period=s.period_cycles, warmup=s.warmup_cycles, measure=s.measure_cycles,
                       clock_hz=float(params.machine.clock.removesuffix("GHz")) * 1e9)
 roi = RoiRecorder(path=os.path.join(m5.options.outdir, params.roi_file),
-                  debug_flags=params.lsq_debug_flags, profiles=profiles, sampler=sampler)
+                  debug_flags=params.lsq_debug_flags, profiles=profiles, sampler=sampler,
+                  random_seed=params.perturbation.seed if params.perturbation else None)
 simulator = Simulator(board=board, on_exit_event=roi.handlers())
 roi.attach(simulator)
 simulator.run()

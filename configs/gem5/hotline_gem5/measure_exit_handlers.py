@@ -22,6 +22,7 @@ from typing import Callable
 
 import m5
 import m5.debug
+from _m5.core import seedRandom
 from m5.util import warn
 
 from gem5.simulate.exit_event import ExitEvent
@@ -116,17 +117,21 @@ class Sampler:
 
 class RoiRecorder:
     def __init__(self, *, path: str, debug_flags: list[str],
-                 profiles: Callable[[], list] = list, sampler: Sampler | None = None) -> None:
+                 profiles: Callable[[], list] = list, sampler: Sampler | None = None,
+                 random_seed: int | None = None) -> None:
         """profiles: the extension's objects, each with the path its
         region's table goes to ({region} in it), asked for when a region
         opens: the cache hierarchy makes them only when the simulator
         connects the board, after this object exists.  sampler: a sampled
-        run's windows, opened and closed with the regions."""
+        run's windows, opened and closed with the regions.  random_seed: a
+        perturbed repeat's, for gem5's generator, set as the first region
+        opens: from there on the run is the seed's alone."""
         self._simulator = None
         self._path = path
         self._debug_flags = debug_flags
         self._profiles = profiles
         self._sampler = sampler
+        self._random_seed = random_seed
         self.regions: list[dict] = []
         self._save()
 
@@ -157,6 +162,8 @@ class RoiRecorder:
         return bool(self.regions) and self.regions[-1]["end"] is None
 
     def open_first(self):
+        if self._random_seed is not None:
+            seedRandom(self._random_seed)
         self._open()
         self._simulator.set_max_ticks(m5.MaxTick)
         while True:

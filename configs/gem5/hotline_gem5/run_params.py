@@ -144,6 +144,16 @@ class Sampling:
 
 
 @dataclass(frozen=True)
+class Perturbation:
+    """What makes a repeat differ from the others (Alameldeen and Wood,
+    HPCA 2003): every access to the fixed-latency memory takes up to
+    latency_var more, drawn by gem5's random generator seeded with seed when
+    the region opens."""
+    seed: int
+    latency_var: str
+
+
+@dataclass(frozen=True)
 class BootParams:
     schema: int
     machine: Machine
@@ -174,6 +184,8 @@ class MeasureParams:
     # O3 windows, each window's measured part profiled (cycle_profile is
     # then None: no window covers a whole region).
     sampling: Optional[Sampling] = None
+    # Repeats after the first: the memory latency jitter that varies them.
+    perturbation: Optional[Perturbation] = None
 
 
 def _check(kind, value, where: str):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from hotline.errors import HotlineError
 from hotline.simulate.backend import Backend, Job, Outcome
-from hotline.simulate.gem5 import simulator
+from hotline.simulate.gem5 import params, simulator
 
 # Memory a simulation needs beyond the guest's: gem5's object graph and
 # the packet traces, read after it ends.
@@ -39,6 +39,17 @@ class Gem5(Backend):
     def identity(self) -> dict:
         return {"version": simulator.gem5_version(), "gem5_config": simulator.config_hash()}
 
+    def settings(self, spec, system, repeat: int) -> dict:
+        # Only for the repeats it perturbs, so that a first repeat keeps the
+        # key runs had before repeats were perturbed.
+        jitter = params.perturbation(system, repeat)
+        return {"perturbation": {"memory_latency_var": jitter.latency_var,
+                                 "seed": jitter.seed}} if jitter else {}
+
+    def perturbation(self, spec) -> str | None:
+        return (f"a jitter of up to {params.JITTER} on every memory access, gem5's generator "
+                "seeded with the repeat's index")
+
     def threads(self, spec, system) -> int:
         return 1    # gem5 simulates every CPU on one thread
 
@@ -50,7 +61,7 @@ class Gem5(Backend):
             job.work, run_id=job.run_id, system=job.system, kernel_dir=job.kernel.directory,
             kernel_key=job.kernel.key, vmlinux=job.kernel.vmlinux, disk_image=job.image.path,
             image_key=job.image.key, append=job.append, workloads=[job.workload],
-            timeout_s=job.spec.timeout_s)
+            timeout_s=job.spec.timeout_s, repeat=job.repeat)
         # simulate() also turns gem5's outputs into the tables; the account
         # says what it read (regions, misses).
         return dataclasses.replace(outcome, account=account)

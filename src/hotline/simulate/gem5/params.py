@@ -20,6 +20,12 @@ Translation choices (the README's gem5 section repeats them):
 - No prefetchers: the QEMU model has none either.
 - Memory: "ddr4-2400" is gem5's DDR4 model (the spec's memory_cycles does not
   apply); "simple" is a fixed latency of memory_cycles at the core clock.
+- Repeats: the first runs as the spec says; each later one adds to every
+  access of the fixed-latency memory a delay of up to JITTER, drawn by
+  gem5's generator seeded with the repeat's index (Alameldeen and Wood,
+  HPCA 2003: small random perturbations show the spread of a multi-threaded
+  workload's outcomes that one deterministic run hides).  gem5's DDR4 model
+  has nothing to jitter, so repeats need memory = "simple".
 - Ruby MESI_Two_Level has private L1s and one shared, banked L2: it gets the
   spec's L1s and, as its L2, the spec's L3 if there is one, else the private
   L2s' total size; one bank per core.  Ruby's latencies are the stdlib's own.
@@ -68,6 +74,9 @@ L2_MONITOR = "l2_to_mem_cpu{cpu}"
 # simulation.
 LPJ = "lpj=7999923"
 MAX_MEMORY_MIB = 3072
+# The most a repeat's memory access is delayed beyond the spec's latency:
+# about 3% of the Pentium III specs' 120 ns, a few of their bus cycles.
+JITTER = "4ns"
 
 
 def _size(kib: int) -> str:
@@ -159,10 +168,23 @@ def boot_params(machine, checkpoint_dir: Path):
                                  checkpoint_dir=str(checkpoint_dir), roi_file=ROI_FILE)
 
 
-def measure_params(system: SystemSpec, machine, checkpoint_dir: Path):
+def perturbation(system: SystemSpec, repeat: int):
+    """What varies this repeat (None for the first): the memory's jitter,
+    seeded with the repeat's index."""
+    if repeat == 0:
+        return None
+    if system.gem5.memory != "simple":
+        raise HotlineError(f"repeats on gem5 differ by a jitter of the memory's latency, which "
+                           f"only fixed-latency memory takes: give the system memory = "
+                           f"\"simple\" (it has \"{system.gem5.memory}\"), or repeats = 1")
+    return run_params.Perturbation(seed=repeat, latency_var=JITTER)
+
+
+def measure_params(system: SystemSpec, machine, checkpoint_dir: Path, repeat: int = 0):
     """The measuring run: the miss profile (or, without hotline's extension,
     packet traces) needs the classic hierarchy; the LSQ trace needs the O3
-    CPU; the cycle profile both, whole or sampled."""
+    CPU; the cycle profile both, whole or sampled.  Repeats after the first
+    are perturbed (perturbation)."""
     classic = system.gem5.caches == "classic"
     o3 = system.gem5.roi_cpu == "o3"
     sampled = system.gem5.sampling    # O3 and classic caches only (specs.Gem5Settings)
@@ -186,4 +208,5 @@ def measure_params(system: SystemSpec, machine, checkpoint_dir: Path):
             measure_cycles=sampled.measure_cycles, path=SAMPLED_PROFILE) if sampled else None,
         miss_profile=run_params.MissProfile(
             path=MISS_PROFILE, l1d_lines=l1d_lines(system), l2_lines=l2_lines(system),
-            user_space_end=USER_SPACE_END) if classic and not sampled else None)
+            user_space_end=USER_SPACE_END) if classic and not sampled else None,
+        perturbation=perturbation(system, repeat))

@@ -100,7 +100,9 @@ def check_experiment(spec: ExperimentSpec, spec_path: Path) -> None:
     groups = spec.groups()
     for name in sorted({s for g in groups for s in g.systems}):
         try:
-            gem5_params.check_system(load_system(name))
+            system = load_system(name)
+            gem5_params.check_system(system)
+            gem5_params.perturbation(system, spec.repeats - 1)
         except HotlineError as e:
             raise HotlineError(f"{spec_path}: system '{name}': {e}") from None
     for ref in (ref for g in groups for ref in g.workloads):
@@ -322,9 +324,10 @@ def _cycle_tables(run_dir: Path, run_id: str, params, regions, objects,
 
 def simulate(run_dir: Path, *, run_id: str, system: SystemSpec, kernel_dir: Path,
              kernel_key: str, vmlinux: Path, disk_image: Path, image_key: str, append: str,
-             workloads: list[str], timeout_s: int) -> tuple[Outcome, dict]:
+             workloads: list[str], timeout_s: int, repeat: int = 0) -> tuple[Outcome, dict]:
     """One gem5 run in run_dir: the checkpoint at the region (booting to it
-    if no run has yet), the measuring run restored from it, then the tables."""
+    if no run has yet), the measuring run restored from it (perturbed after
+    the first repeat: params.perturbation), then the tables."""
     gem5 = gem5_binary()
     label = f"run {run_id}"
     machine = gem5_params.machine(system, vmlinux=vmlinux, disk_image=disk_image,
@@ -340,7 +343,7 @@ def simulate(run_dir: Path, *, run_id: str, system: SystemSpec, kernel_dir: Path
             shutil.copyfile(log, run_dir / SERIAL_LOG)
         report = guest_log.parse(log.read_text(errors="replace") if log.exists() else "")
         return Outcome(failure, report, 0.0), {}
-    params = gem5_params.measure_params(system, machine, checkpoint.cpt)
+    params = gem5_params.measure_params(system, machine, checkpoint.cpt, repeat)
     (run_dir / PARAMS_FILE).write_text(
         json.dumps(gem5_params.run_params.to_dict(params), indent=2) + "\n")
     lsq_on = bool(params.lsq_debug_flags)
