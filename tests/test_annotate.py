@@ -113,3 +113,30 @@ def test_a_run_without_an_instructions_table_reads_as_one_with_no_rows(tmp_path)
     data = t.instructions[t.instructions["pc"].isin([K]) & (t.instructions["kind"] != "fetch")]
     assert data.empty and data.groupby("pc")["accesses"].sum().empty
     assert "instructions" in t.absent
+
+
+def test_the_seeds_table_goes_beside_the_lock_and_the_unlock(monkeypatch):
+    # pte_chain_add in miniature: the lock is the first lock bts, the unlock
+    # the first locked clear after it (a patched one, marked '*', too); the
+    # seed's page_add_rmap gave them 33.4806% and 36.0334% of its samples
+    # (analysis/seeds/000_*.txt, lines 125 and 153).
+    from hotline.report import annotate
+    listing = {K: "push %rbx", K + 1: "lock btsl $0x1a,(%rdi)", K + 6: "mov %rax,0x38(%rdi)",
+               K + 10: "* lock andb $0xfb,0x3(%rdi)", K + 15: "ret"}
+    what, beside = annotate.seed_beside("pte_chain_add", K, listing)
+    assert beside == {K + 1: "33.5% lock", K + 10: "36.0% unlock"}
+    assert "seed 000" in what and "page_add_rmap" in what
+    assert annotate.seed_beside("page_add_anon_rmap", K, listing) is None
+    assert annotate.SEED_NAMES["page_add_rmap"] == "pte_chain_add"
+    rows = [{"pc": pc, "offset": pc - K, "instruction": text, "kind": "", "accesses": 0,
+             "misses": {"L1D": {}}, "partial writes": "", "time": None}
+            for pc, text in listing.items()]
+    a = annotate.Annotation("pte_chain_add", K, 16, ["L1D"], rows, {"L1D": 0}, None,
+                            seed=(what, beside))
+    monkeypatch.setattr(annotate, "header", lambda manifest: [])   # needs a whole manifest
+    text = annotate.as_text({}, a)
+    assert "Seed: seed 000" in text
+    assert "33.5% lock" in next(line for line in text.splitlines() if "btsl" in line)
+    assert "36.0% unlock" in next(line for line in text.splitlines() if "andb" in line)
+    assert "% lock" not in next(line for line in text.splitlines() if "push" in line)
+    assert "<td>36.0% unlock</td>" in annotate.as_html({}, a)

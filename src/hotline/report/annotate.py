@@ -8,7 +8,10 @@ A gem5 run on O3 cores with hotline's extension also has its time: each
 instruction's cycles (the exact, time-proportional charge: docs/gem5.md)
 as a share of the function's, the share of the function's samples a
 sampling profiler would have given it (the seeds' view, oprofile's), and
-what it mostly waited for.
+what it mostly waited for.  Where a seed's instruction table covers the
+function (pte_chain_add and pte_chain_remove: the seed's page_add_rmap and
+page_remove_rmap, names `annotate` also takes), the seed's shares go
+beside the instructions in the same role.
 
 Source lines are those of the DWARF line tables (addr2line): inlined code
 shows the inlined source (bitops.h inside folio_unlock), as the tables do.
@@ -21,11 +24,27 @@ from pathlib import Path
 import pandas as pd
 
 from hotline import outputs
+from hotline.analysis.claims.seeds import FIGURES, SEED_FILES
+from hotline.analysis.listing import lock_and_unlock_in_code
 from hotline.errors import HotlineError
 from hotline.report import render, tables as rt
 from hotline.report.run import Run, header
 from hotline.kernel.source_text import SourceText
 from hotline.results.schema import CAUSES, CYCLE_CAUSES, LEVELS
+
+# The seeds' instruction tables beside the functions that do their work in
+# hotline's pte_chain kernels: 2.5.27's page_add_rmap and page_remove_rmap
+# took the chain's lock and unlock themselves, 6.1's rmap calls
+# pte_chain_add and pte_chain_remove for it.  Each seed figure goes beside
+# the instruction of its role (analysis/listing.py finds the lock and the
+# unlock in the disassembly).  `annotate RUN page_add_rmap` takes the
+# seed's name.
+SEED_TABLES = {
+    "pte_chain_add": ("page_add_rmap", {"lock": "add_lock_pct", "unlock": "add_unlock_pct"}),
+    "pte_chain_remove": ("page_remove_rmap", {"lock": "remove_lock_pct",
+                                              "unlock": "remove_unlock_pct"}),
+}
+SEED_NAMES = {seed_name: ours for ours, (seed_name, _) in SEED_TABLES.items()}
 
 SHORT = {"compulsory": "cmp", "capacity": "cap", "conflict": "cnf", "coherence": "coh",
          "upgrade": "upg"}
@@ -44,6 +63,9 @@ class Annotation:
     # The function's cycles and samples (cycle_split), None without a
     # cycle profile, and its cycles' share of all the run's.
     time: dict | None = None
+    # The seed's table where one covers the function: what it is, and the
+    # seed's share of the function's samples by pc.
+    seed: tuple[str, dict[int, str]] | None = None
 
 
 def miss_split(misses: pd.DataFrame, pcs: list[int]) -> dict[int, dict[str, dict[str, int]]]:
@@ -104,8 +126,29 @@ def partial_writes(rapw: pd.DataFrame, pcs: set[int], function: str,
     return {pc: " | ".join(v) for pc, v in notes.items()}
 
 
+def seed_beside(function: str, start: int, listing: dict[int, str]) -> \
+        tuple[str, dict[int, str]] | None:
+    """The seed's instruction table that covers `function` (SEED_TABLES):
+    what it is, and its figures by the pc of the instruction in the same
+    role; None for other functions."""
+    if function not in SEED_TABLES:
+        return None
+    seed_name, roles = SEED_TABLES[function]
+    code = {pc: ("", text.removeprefix("* ")) for pc, text in listing.items()}
+    found = lock_and_unlock_in_code(code, start)
+    beside = {start + found[role]: f"{FIGURES[key].value:.1f}% {role}"
+              for role, key in roles.items() if role in found}
+    seed = FIGURES[next(iter(roles.values()))].seed
+    return (f"seed {seed} ({SEED_FILES[seed]}): 2.5.27's {seed_name} on a 4-way Pentium III, "
+            f"oprofile's share of the function's samples at its chain lock and unlock, beside "
+            f"the instructions in the same role here", beside)
+
+
 def annotate(run: Run, function: str, source: SourceText | None = None) -> Annotation:
     symbol = run.symbolizer.function_named(function)
+    if symbol is None and function in SEED_NAMES:
+        function = SEED_NAMES[function]     # the seed's name for the work
+        symbol = run.symbolizer.function_named(function)
     if symbol is None:
         busiest = rt.top_functions(run.tables, "L1D", 5)
         raise HotlineError(f"no function '{function}' in the run's kernel "
@@ -140,7 +183,7 @@ def annotate(run: Run, function: str, source: SourceText | None = None) -> Annot
                      "time": time["per_pc"].get(pc) if time else None})
     totals = {lv: sum(sum(r["misses"][lv].values()) for r in rows if "pc" in r) for lv in levels}
     return Annotation(function, symbol.start, symbol.size, levels, rows, totals, source.missing,
-                      time)
+                      time, seed_beside(function, symbol.start, listing))
 
 
 def _time(row: dict) -> str:
@@ -154,6 +197,7 @@ def _time(row: dict) -> str:
 
 TIME_WIDTH = 10 + 7 + 8 + 2 + 12
 TIME_HEAD = f"{'cycles':>10}{'share':>7}{'sampled':>8}  {'waiting on':<12}"
+SEED_WIDTH = 14
 
 
 def _count(row: dict, level: str) -> str:
@@ -178,9 +222,11 @@ def as_text(manifest: dict, a: Annotation) -> str:
                       "Per instruction: its cycles, their share of the function's, its share "
                       "of the function's samples (a sampling profiler's view), what it mostly "
                       "waited for."]
+    if a.seed:
+        out[-1:-1] = [f"Seed: {a.seed[0]} (column 'seed')."]
     if a.missing_source:
         out += [f"(source text: {a.missing_source})", ""]
-    time_head = TIME_HEAD if a.time else ""
+    time_head = (TIME_HEAD if a.time else "") + (f"{'seed':>{SEED_WIDTH}}" if a.seed else "")
     levels = "".join(f"{lv:>8}" for lv in a.levels)
     # Each cause column as wide as its longest entry.
     widths = {lv: max([len(f"{lv} causes"), *(len(_causes(r["misses"].get(lv, {})))
@@ -188,8 +234,8 @@ def as_text(manifest: dict, a: Annotation) -> str:
               for lv in ("L1D", "L2")}
     out.append(f"{time_head}{levels}  {'L1D causes':<{widths['L1D']}}"
                f"{'L2 causes':<{widths['L2']}}{'accesses':>9}  {'address':<18}  instruction")
-    blank = " " * ((TIME_WIDTH if a.time else 0) + 8 * len(a.levels) + 2 + widths["L1D"]
-                   + widths["L2"] + 9)
+    blank = " " * ((TIME_WIDTH if a.time else 0) + (SEED_WIDTH if a.seed else 0)
+                   + 8 * len(a.levels) + 2 + widths["L1D"] + widths["L2"] + 9)
     for r in a.rows:
         if "source" in r:
             text = r["text"].strip() if r["text"] is not None else ""
@@ -197,7 +243,8 @@ def as_text(manifest: dict, a: Annotation) -> str:
             continue
         # Instructions that access data show their zeros; the others, blanks.
         counts = "".join(f"{_count(r, lv):>8}" for lv in a.levels)
-        line = (f"{_time(r) if a.time else ''}{counts}  "
+        seed = f"{a.seed[1].get(r['pc'], ''):>{SEED_WIDTH}}" if a.seed else ""
+        line = (f"{_time(r) if a.time else ''}{seed}{counts}  "
                 f"{_causes(r['misses'].get('L1D', {})):<{widths['L1D']}}"
                 f"{_causes(r['misses'].get('L2', {})):<{widths['L2']}}{r['accesses'] or '':>9}  "
                 f"{r['pc']:x}:  +{r['offset']:<#6x} {r['instruction']}")
@@ -215,6 +262,7 @@ def as_html(manifest: dict, a: Annotation) -> str:
     top = max([sum(r["misses"][lv].values()) for r in a.rows if "pc" in r for lv in a.levels]
               or [1]) or 1
     timed = ["cycles", "share", "sampled", "waiting on"] if a.time else []
+    timed += ["seed"] if a.seed else []
     heads = [*timed, *a.levels, *(f"{lv} {SHORT[c]}" for lv in ("L1D", "L2") if lv in a.levels
                           for c in CAUSES), "accesses", "address", "offset", "instruction",
              "partial writes"]
@@ -224,6 +272,8 @@ def as_html(manifest: dict, a: Annotation) -> str:
             + html.escape(", ".join(f"{lv} {n:,}" for lv, n in a.totals.items())) +
             " misses. Source lines (grey) precede the instructions they produced; cells are "
             "shaded by misses. * instruction as patched at boot.</p>"]
+    if a.seed:
+        body.append(f"<p>Seed: {html.escape(a.seed[0])} (column 'seed').</p>")
     if a.missing_source:
         body.append(f"<p>(source text: {html.escape(a.missing_source)})</p>")
     body.append("<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in heads) + "</tr>")
@@ -242,6 +292,8 @@ def as_html(manifest: dict, a: Annotation) -> str:
                       f"<td>{t['share']:.1%}</td>" if t else "<td></td>",
                       f"<td>{t['sampled']:.1%}</td>" if t else "<td></td>",
                       f"<td>{html.escape(t.get('waiting', ''))}</td>"]
+        if a.seed:
+            cells.append(f"<td>{html.escape(a.seed[1].get(r['pc'], ''))}</td>")
         for lv in a.levels:
             n = sum(r["misses"][lv].values())
             shade = f' style="background:rgba(196,78,82,{0.1 + 0.9 * n / top:.2f})"' if n else ""
