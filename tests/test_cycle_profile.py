@@ -100,9 +100,7 @@ def test_a_sampled_runs_windows_give_each_share_with_its_interval(tmp_path, monk
                 (0x20, 1, 1, {"commit": (100 - cycles) * 840})]
         files[(0, window, cpu)] = profile(tmp_path, rows, region=100, halted=0,
                                           name=f"w{window}c{cpu}.csv")
-    # Each window's period ran what the window measured: weights 1.
-    periods = dict.fromkeys(files, 2)
-    table = cycle_profile.sampled(files, periods, objects=None, run_id="r").set_index("pc")
+    table = cycle_profile.sampled(files, objects=None, run_id="r").set_index("pc")
     assert table.loc[0x10, "windows"] == 3
     assert table.loc[0x10, "cycles"] == pytest.approx(120)
     assert table.loc[0x10, "share"] == pytest.approx(0.20)
@@ -122,8 +120,7 @@ def test_an_instruction_a_window_missed_counts_zero_there(tmp_path, monkeypatch)
                                 halted=0, name="a.csv"),
              (0, 1, 0): profile(tmp_path, [(0x40, 1, 1, {"commit": 100 * 840})],
                                 halted=0, name="b.csv")}
-    periods = {(0, 0, 0): 2, (0, 1, 0): 1}     # what each window measured: weights 1
-    table = cycle_profile.sampled(files, periods, objects=None, run_id="r").set_index("pc")
+    table = cycle_profile.sampled(files, objects=None, run_id="r").set_index("pc")
     assert table.loc[0x30, "share"] == pytest.approx(0.25)
     assert table.loc[0x40, "share"] == pytest.approx(0.75)
 
@@ -148,37 +145,9 @@ def test_windows_weigh_by_their_unhalted_cycles(tmp_path, monkeypatch):
             files[(0, window, cpu)] = profile(tmp_path, rows, region=100,
                                               halted=0 if at else 100,
                                               name=f"w{window}c{cpu}.csv")
-    # Weights 1 where a core ran (its period ran what the window measured).
-    periods = {key: 2 if (key[1], key[2]) in busy else 0 for key in files}
-    table = cycle_profile.sampled(files, periods, objects=None, run_id="r").set_index("pc")
+    table = cycle_profile.sampled(files, objects=None, run_id="r").set_index("pc")
     assert table.loc[0x10, "windows"] == 3
     assert table.loc[0x10, "share"] == pytest.approx(1 / 3)
     assert table.loc[0x10, "share_high"] - table.loc[0x10, "share"] == \
         pytest.approx(0.6624, abs=1e-4)
     assert table.loc[0x20, "share"] == pytest.approx(2 / 3)
-
-
-def test_a_window_in_slow_code_stands_for_the_fewer_instructions_it_ran(tmp_path, monkeypatch):
-    # One core runs phase A (pc 0xA0, 4 cycles an instruction on O3) and
-    # phase B (0xB0, 1 cycle an instruction), 2,000 instructions each: A
-    # takes 8,000 cycles of the 10,000, a share of 0.8.  The atomic cores
-    # place the windows by instructions: periods of 1,000, two in each
-    # phase.  A window of 100 cycles measures 25 instructions of A or 100
-    # of B; scaled by the period's instructions over the window's (40 and
-    # 10), the periods' cycles are 4,000, 4,000, 1,000, 1,000 and A's
-    # share 8,000 / 10,000 = 0.8 (unscaled, 200 / 400 = 0.5).  Residuals
-    # y - 0.8 x: 800, 800, -800, -800; sd 923.76 over the mean x 2,500:
-    # 0.36950; half-width t(0.975, 3) = 3.1824 x 0.36950 / sqrt(4) = 0.5880.
-    monkeypatch.setattr(cycle_profile, "with_code",
-                        lambda frame, *_: frame.assign(symbol="f", offset=0, source_line=""))
-    phases = {0: (0xA0, 25), 1: (0xA0, 25), 2: (0xB0, 100), 3: (0xB0, 100)}
-    files = {(0, window, 0): profile(tmp_path, [(pc, insts, insts, {"commit": 100 * 840})],
-                                     region=100, halted=0, name=f"w{window}.csv")
-             for window, (pc, insts) in phases.items()}
-    periods = dict.fromkeys(files, 1000)
-    table = cycle_profile.sampled(files, periods, objects=None, run_id="r").set_index("pc")
-    assert table.loc[0xA0, "share"] == pytest.approx(0.8)
-    assert table.loc[0xB0, "share"] == pytest.approx(0.2)
-    assert table.loc[0xA0, "share_high"] - table.loc[0xA0, "share"] == \
-        pytest.approx(0.5880, abs=1e-4)
-    assert table.loc[0xA0, "cycles"] == pytest.approx(200)    # what the windows measured

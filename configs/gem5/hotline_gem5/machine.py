@@ -61,7 +61,6 @@ class SampledProcessor(SwitchableProcessor):
         if core is not None:
             shape(cores["o3cores"], core)
         super().__init__(switchable_cores=cores, starting_cores="cores")
-        self._atomic_cores = cores["cores"]
         self._o3_cores = cores["o3cores"]
         self._on_o3 = False
 
@@ -72,12 +71,6 @@ class SampledProcessor(SwitchableProcessor):
 
     def o3_cores(self) -> list:
         return self._o3_cores
-
-    def committed(self) -> list[int]:
-        """Each core's instructions committed so far, its atomic and its O3
-        core's together (each BaseCPU counts its own)."""
-        return [atomic.get_simobject().totalInsts() + o3.get_simobject().totalInsts()
-                for atomic, o3 in zip(self._atomic_cores, self._o3_cores)]
 
     def on_o3(self) -> bool:
         return self._on_o3

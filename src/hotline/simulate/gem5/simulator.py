@@ -243,17 +243,7 @@ def _sampled_tables(run_dir: Path, run_id: str, params, objects,
     if not files:
         raise HotlineError("the sampled run measured no window: the regions are shorter than "
                            "the system spec's [gem5] sampling period_cycles")
-    # Each window's period: the instructions each core committed in it
-    # (the config script's Sampler counts them).
-    periods = {(region, window, cpu): n for region, r in enumerate(regions)
-               if r["end"] is not None
-               for window, counts in enumerate(r.get("period_instructions", []))
-               for cpu, n in enumerate(counts)}
-    if set(periods) != set(files):
-        raise HotlineError(f"{out / gem5_params.ROI_FILE}: the instructions of "
-                           f"{len(set(files) - set(periods))} of the {len(files)} sampled "
-                           f"windows' periods are missing; run it again")
-    cycle_profile.sampled(files, periods, objects, run_id).to_parquet(
+    cycle_profile.sampled(files, objects, run_id).to_parquet(
         run_dir / "sampled_cycles.parquet", index=False)
     account["sampled_windows"] = len(files) // params.machine.cpus
     account["windows_cut_short"] = sum(bool(r.get("window_cut")) for r in regions)
