@@ -99,7 +99,8 @@ def main() -> None:
             print(json.dumps(setting), flush=True)
     RESULTS.mkdir(exist_ok=True)
     suffix = f"-{args.suffix}" if args.suffix else ""
-    outputs.write_text(RESULTS / f"quantum_convergence{suffix}.json", json.dumps(results, indent=2) + "\n")
+    outputs.write_text(RESULTS / f"quantum_convergence{suffix}.json",
+                       json.dumps(results, indent=2) + "\n")
 
 
 if __name__ == "__main__":

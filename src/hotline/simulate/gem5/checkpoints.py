@@ -43,7 +43,7 @@ CHECKPOINTS = "gem5-checkpoints"
 CONFIGS = paths.CONFIGS / "gem5"
 BOOT_SCRIPT = CONFIGS / "hotline_boot.py"
 # The boot's own files: what the checkpoint's key names of hotline's config
-# (tests/test_gem5_checkpoints.py checks them against the boot script's
+# (tests/test_gem5_params.py checks them against the boot script's
 # imports).
 BOOT_FILES = ("hotline_boot.py", "hotline_gem5/boot_exit_handlers.py", "hotline_gem5/machine.py",
               "hotline_gem5/preflight.py", "hotline_gem5/run_params.py")

@@ -102,6 +102,8 @@ def check_experiment(spec: ExperimentSpec, spec_path: Path) -> None:
         try:
             system = load_system(name)
             gem5_params.check_system(system)
+            # The last repeat's perturbation: refused, before any build,
+            # where the system's memory cannot jitter.
             gem5_params.perturbation(system, spec.repeats - 1)
         except HotlineError as e:
             raise HotlineError(f"{spec_path}: system '{name}': {e}") from None
