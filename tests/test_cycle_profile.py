@@ -100,7 +100,9 @@ def test_a_sampled_runs_windows_give_each_share_with_its_interval(tmp_path, monk
                 (0x20, 1, 1, {"commit": (100 - cycles) * 840})]
         files[(0, window, cpu)] = profile(tmp_path, rows, region=100, halted=0,
                                           name=f"w{window}c{cpu}.csv")
-    table = cycle_profile.sampled(files, objects=None, run_id="r").set_index("pc")
+    # Each window's period ran what the window measured: weights 1.
+    periods = dict.fromkeys(files, 2)
+    table = cycle_profile.sampled(files, periods, objects=None, run_id="r").set_index("pc")
     assert table.loc[0x10, "windows"] == 3
     assert table.loc[0x10, "cycles"] == pytest.approx(120)
     assert table.loc[0x10, "share"] == pytest.approx(0.20)
@@ -120,7 +122,8 @@ def test_an_instruction_a_window_missed_counts_zero_there(tmp_path, monkeypatch)
                                 halted=0, name="a.csv"),
              (0, 1, 0): profile(tmp_path, [(0x40, 1, 1, {"commit": 100 * 840})],
                                 halted=0, name="b.csv")}
-    table = cycle_profile.sampled(files, objects=None, run_id="r").set_index("pc")
+    periods = {(0, 0, 0): 2, (0, 1, 0): 1}     # what each window measured: weights 1
+    table = cycle_profile.sampled(files, periods, objects=None, run_id="r").set_index("pc")
     assert table.loc[0x30, "share"] == pytest.approx(0.25)
     assert table.loc[0x40, "share"] == pytest.approx(0.75)
 
@@ -145,9 +148,39 @@ def test_windows_weigh_by_their_unhalted_cycles(tmp_path, monkeypatch):
             files[(0, window, cpu)] = profile(tmp_path, rows, region=100,
                                               halted=0 if at else 100,
                                               name=f"w{window}c{cpu}.csv")
-    table = cycle_profile.sampled(files, objects=None, run_id="r").set_index("pc")
+    # Weights 1 where a core ran (its period ran what the window measured).
+    periods = {key: 2 if (key[1], key[2]) in busy else 0 for key in files}
+    table = cycle_profile.sampled(files, periods, objects=None, run_id="r").set_index("pc")
     assert table.loc[0x10, "windows"] == 3
     assert table.loc[0x10, "share"] == pytest.approx(1 / 3)
     assert table.loc[0x10, "share_high"] - table.loc[0x10, "share"] == \
         pytest.approx(0.6624, abs=1e-4)
     assert table.loc[0x20, "share"] == pytest.approx(2 / 3)
+
+
+def test_a_window_in_slow_code_stands_for_the_fewer_micro_ops_it_ran(tmp_path, monkeypatch):
+    # One core runs phase A (pc 0xA0, 4 cycles a micro-op on O3) and phase
+    # B (0xB0, 1 cycle a micro-op), 2,000 micro-ops each: A takes 8,000
+    # cycles of the 10,000, a share of 0.8.  The atomic cores place the
+    # windows by micro-ops: periods of 1,000, two in each phase.  A window
+    # of 100 cycles commits 25 micro-ops of A or 100 of B; scaled by the
+    # period's micro-ops over the window's (40 and 10), the periods' cycles
+    # are 4,000, 4,000, 1,000, 1,000 and A's share 8,000 / 10,000 = 0.8
+    # (unscaled, 200 / 400 = 0.5).  Residuals y - 0.8 x: 800, 800, -800,
+    # -800; sd 923.76 over the mean x 2,500: 0.36950; half-width
+    # t(0.975, 3) = 3.1824 x 0.36950 / sqrt(4) = 0.5880.  A is one `rep
+    # stos` instruction per window, as gem5 counts it (B's micro-ops are
+    # instructions): a weight by instructions would give A 1,000 / 1 each.
+    monkeypatch.setattr(cycle_profile, "with_code",
+                        lambda frame, *_: frame.assign(symbol="f", offset=0, source_line=""))
+    phases = {0: (0xA0, 1, 25), 1: (0xA0, 1, 25), 2: (0xB0, 100, 100), 3: (0xB0, 100, 100)}
+    files = {(0, window, 0): profile(tmp_path, [(pc, insts, uops, {"commit": 100 * 840})],
+                                     region=100, halted=0, name=f"w{window}.csv")
+             for window, (pc, insts, uops) in phases.items()}
+    periods = dict.fromkeys(files, 1000)
+    table = cycle_profile.sampled(files, periods, objects=None, run_id="r").set_index("pc")
+    assert table.loc[0xA0, "share"] == pytest.approx(0.8)
+    assert table.loc[0xB0, "share"] == pytest.approx(0.2)
+    assert table.loc[0xA0, "share_high"] - table.loc[0xA0, "share"] == \
+        pytest.approx(0.5880, abs=1e-4)
+    assert table.loc[0xA0, "cycles"] == pytest.approx(200)    # what the windows measured

@@ -40,7 +40,10 @@ class Sampler:
     atomic cores take back over for the rest of the next period.  The first
     window ends one period into the region.  A window the region's end cuts
     short is dropped, so that every table covers the same stretch; outside
-    the regions the atomic cores run.
+    the regions the atomic cores run.  Each window stands for its period:
+    the micro-ops each core committed from the previous window's end to its
+    own (period_micro_ops, per window and core) are what the host scales
+    the window's cycles to (cycle_profile.sampled).
 
     Steps are gem5's scheduled tick exits, which cannot be taken back: the
     step due is remembered, and an exit at any other tick (one scheduled
@@ -58,6 +61,18 @@ class Sampler:
         self._state = self.OFF
         self._due = None
         self._region = self._sample = 0
+        self._committed: list[int] = []         # each core's, at the period's start
+        self._periods: list[list[int]] = []
+
+    def _micro_ops(self) -> list[int]:
+        """Each core's micro-ops committed so far in the region, its atomic
+        and its O3 core's together (each BaseCPU counts its own; the region
+        reset them).  BaseCPU exports totalInsts to Python, not totalOps:
+        the count is read from the statistic.  SwitchableProcessor names
+        each set of cores after its key (machine.SampledProcessor's)."""
+        return [sum(int(core.get_simobject().resolveStat("commitStats0.numOps").value)
+                    for core in pair)
+                for pair in zip(self._processor.cores, self._processor.o3cores)]
 
     def _enter(self, state: str) -> None:
         """Switch cores as the state needs and schedule its end."""
@@ -76,6 +91,7 @@ class Sampler:
 
     def region_opened(self, region: int) -> None:
         self._region, self._sample = region, 0
+        self._committed, self._periods = self._micro_ops(), []
         self._enter(self.FAST)
 
     def region_closed(self) -> dict:
@@ -85,7 +101,8 @@ class Sampler:
         if self._processor.on_o3():
             self._processor.switch()
         self._state, self._due = self.OFF, None
-        return {"windows": self._sample, "window_cut": cut}
+        return {"windows": self._sample, "window_cut": cut,
+                "period_micro_ops": self._periods}
 
     def step(self) -> None:
         """A scheduled tick exit: the end of the current state, if due now."""
@@ -98,6 +115,10 @@ class Sampler:
                 problem = profile.dumpRegion(path)
                 if problem:
                     sys.exit(f"hotline-gem5: cannot write a sampled cycle profile: {problem}")
+            committed = self._micro_ops()
+            self._periods.append([now - before
+                                  for now, before in zip(committed, self._committed)])
+            self._committed = committed
             self._sample += 1
         following = {self.FAST: self.WARM, self.WARM: self.MEASURE, self.MEASURE: self.FAST}
         self._enter(following[self._state])

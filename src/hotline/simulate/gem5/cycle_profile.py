@@ -80,37 +80,57 @@ def tables(files: dict[tuple[int, int], Path], objects, run_id: str) -> dict[str
                 schema.REGION_CYCLES)), schema.REGION_CYCLES, "region_cycles")}
 
 
-def sampled(files: dict[tuple[int, int, int], Path], objects, run_id: str) -> pd.DataFrame:
-    """sampled_cycles of every (region, window, cpu)'s table.
+def sampled(files: dict[tuple[int, int, int], Path], periods: dict[tuple[int, int, int], int],
+            objects, run_id: str) -> pd.DataFrame:
+    """sampled_cycles of every (region, window, cpu)'s table; periods: the
+    micro-ops each core committed in the period that ends with the window
+    (its atomic and O3 cores together), keyed as files.
 
     The exact profile's share of an instruction is its cycles over the
-    unhalted cycles of the region (all cores).  Its estimate from the
-    windows is the same ratio over the windows' sums (the ratio estimator
-    of a systematic sample: SMARTS's mean, with each window weighed by its
-    unhalted cycles), with the 95% interval of the ratio: the Student-t
-    half-width of the residuals y - R x (y an instruction's cycles in a
-    window, x the window's unhalted cycles) over the mean x.  A mean of each
-    window's own share would weigh a window in which the cores were mostly
-    halted as much as a busy one, and one in which all were halted as share
-    0 of everything.  An instruction a window did not see has 0 cycles
-    there."""
+    unhalted cycles of the region (all cores).  Each window stands for its
+    period: the core's period ran U micro-ops, the window committed K of
+    them in its cycles, so the period's time is estimated as the window's
+    cycles times U / K (SMARTS: the period's work times the window's cycles
+    per unit of work), and an instruction's as its cycles in the window
+    times U / K.  Its share is the ratio of the sums over the windows (the
+    ratio estimator of a systematic sample), with the 95% interval of the
+    ratio: the Student-t half-width of the residuals y - R x (y the
+    instruction's estimated cycles in a window's period, x the period's
+    estimated unhalted cycles, both summed over the cores) over the mean x.
+
+    Windows are placed in the atomic cores' time, which runs one micro-op a
+    cycle whatever the code, and last a fixed number of O3 cycles: without
+    the U / K weights a window in slow code (misses, a lock) would count as
+    much as one in fast code that ran four times as many of the program's
+    micro-ops, and slow code's share would come out too small
+    (tests/test_cycle_profile.py works an example).  The unit is the
+    micro-op because the atomic cores' time is: gem5's x86 `rep stosq` is
+    one instruction for a whole page.  A core halted through a window
+    (K = 0) gives nothing; one that ran cycles but committed nothing in
+    them has no rate to scale by and is left out too.  An instruction a
+    window did not see has 0 cycles there."""
     per_window, totals = [], {}
     for (region, window, cpu), path in sorted(files.items()):
         meta, rows = read(path)
         units = meta["units_per_cycle"]
+        measured = int(rows["micro_ops"].sum())
+        weight = periods[(region, window, cpu)] / measured if measured else 0.0
         cycles = rows[list(schema.CYCLE_CAUSES)].sum(axis=1).astype("float64") / units
         per_window.append(pd.DataFrame({"window": [(region, window)] * len(rows),
-                                        "pc": rows["pc"], "cycles": cycles}))
+                                        "pc": rows["pc"], "cycles": cycles,
+                                        "estimated": cycles * weight}))
         totals[(region, window)] = totals.get((region, window), 0.0) + \
-            meta["region_cycles"] - meta["halted_cycles"]
+            weight * (meta["region_cycles"] - meta["halted_cycles"])
     if not per_window:
         return schema.conform(schema.empty(schema.SAMPLED_CYCLES), schema.SAMPLED_CYCLES,
                               "sampled_cycles")
     windows = sorted(totals)
     frame = pd.concat(per_window, ignore_index=True)
-    cycles = frame.pivot_table(index="pc", columns="window", values="cycles", aggfunc="sum",
-                               fill_value=0.0).reindex(columns=windows, fill_value=0.0)
-    y = cycles.to_numpy()
+    estimated = frame.pivot_table(index="pc", columns="window", values="estimated",
+                                  aggfunc="sum", fill_value=0.0).reindex(columns=windows,
+                                                                         fill_value=0.0)
+    measured = frame.groupby("pc")["cycles"].sum().reindex(estimated.index)
+    y = estimated.to_numpy()
     x = np.array([totals[w] for w in windows])
     n = len(windows)
     share = y.sum(axis=1) / x.sum() if x.sum() > 0 else np.zeros(len(y))
@@ -118,8 +138,8 @@ def sampled(files: dict[tuple[int, int, int], Path], objects, run_id: str) -> pd
     spread = residuals.std(axis=1, ddof=1) / x.mean() if n > 1 and x.sum() > 0 \
         else np.zeros(len(y))
     half = half_width(spread, n)
-    table = pd.DataFrame({"run": run_id, "pc": cycles.index.astype("uint64"), "windows": n,
-                          "cycles": y.sum(axis=1), "share": share,
+    table = pd.DataFrame({"run": run_id, "pc": estimated.index.astype("uint64"), "windows": n,
+                          "cycles": measured.to_numpy(), "share": share,
                           "share_low": share - half, "share_high": share + half})
     table = with_code(table, "pc", "", objects)
     return schema.conform(table, schema.SAMPLED_CYCLES, "sampled_cycles")

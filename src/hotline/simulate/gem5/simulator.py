@@ -245,7 +245,18 @@ def _sampled_tables(run_dir: Path, run_id: str, params, objects,
     if not files:
         raise HotlineError("the sampled run measured no window: the regions are shorter than "
                            "the system spec's [gem5] sampling period_cycles")
-    cycle_profile.sampled(files, objects, run_id).to_parquet(
+    # Each window's period: the micro-ops each core committed in it (the
+    # config script's Sampler counts them).
+    periods = {(region, window, cpu): n for region, r in enumerate(regions)
+               if r["end"] is not None
+               for window, counts in enumerate(r.get("period_micro_ops", []))
+               for cpu, n in enumerate(counts)}
+    if set(periods) != set(files):
+        raise HotlineError(f"{out / gem5_params.ROI_FILE}: the micro-ops of "
+                           f"{len(set(files) - set(periods))} of the {len(files)} sampled "
+                           f"windows' periods are missing (a run from before the Sampler "
+                           f"counted them); run it again")
+    cycle_profile.sampled(files, periods, objects, run_id).to_parquet(
         run_dir / "sampled_cycles.parquet", index=False)
     account["sampled_windows"] = len(files) // params.machine.cpus
     account["windows_cut_short"] = sum(bool(r.get("window_cut")) for r in regions)
