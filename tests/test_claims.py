@@ -21,6 +21,7 @@ from hotline.analysis.claims.common import BASE, CHAIN, FORK, HASHLOCK, SIDE_BAS
 from hotline.analysis.claims.rules import Condition, Interval, Rule
 from hotline.analysis.claims.table import markdown
 from hotline.analysis.results import Results
+from hotline.analysis.slim import slim
 from hotline.experiment import load_spec, plan
 from hotline.specs import load_system
 from tests.conftest import require_tools
@@ -361,6 +362,28 @@ def test_c2_when_the_lock_took_no_cycles(tmp_path, kernel_cache):
                                                cycles("pte_chain_add", 0x50, 80)])
     c = check("C2", e.results())
     assert c.verdict == INCONCLUSIVE and c.reason == "pte_chain_add's lock was charged no cycles"
+
+
+def test_slim_gem5_results_keep_the_chain_functions_code_and_need_no_kernel(tmp_path,
+                                                                             kernel_cache,
+                                                                             monkeypatch):
+    """Committed gem5 results (analysis/slim.py) carry the chain functions'
+    disassembly: C2 finds the lock and unlock in it after the kernel's build
+    is gone, as it did in the full results with the build."""
+    e = experiment(tmp_path, backend="gem5")
+    e.run(CHAIN, "forkstorm", roi=ROI, cycles=[
+        cycles("pte_chain_add", 0x43, 100), cycles("pte_chain_add", 0x71, 60),
+        cycles("pte_chain_add", 0x50, 140)])
+    full = check("C2", e.results())
+    slim(e.directory, tmp_path / "slim")
+    code = pd.read_parquet(tmp_path / "slim" / "code.parquet")
+    assert set(code["symbol"]) == {"pte_chain_add"}     # the test kernel has no remove
+    assert code.loc[code["offset"] == 0x43, "text"].item().startswith("lock bts")
+    monkeypatch.setenv("HOTLINE_CACHE", str(tmp_path / "empty-cache"))
+    kept = check("C2", Results(tmp_path / "slim"))
+    assert (kept.verdict, kept.measured) == (full.verdict, full.measured) == (
+        SUPPORTED, "pte_chain_add: lock 33.3%, unlock 20.0% of its cycles (lock and unlock "
+        "found in the kernel's disassembly)")
 
 
 def test_c2_without_the_kernel_is_inconclusive(tmp_path, monkeypatch):

@@ -10,6 +10,10 @@ notebooks give the same outputs on the slim tables as on the full ones.
                 LISTED_SHARE of their run's L1 stall cycles (the functions
                 a listing is made for: pte_chain_add's is 0.6% at the
                 least), and only the columns listing.py reads
+  code          made here for results without an instructions table (gem5's):
+                the disassembly of the chain functions in each run's kernel,
+                where C2 and C4 find the chain lock (claims.common.lock_offsets),
+                so that the slim results need no kernel build
   other tables  as gathered
 
 Every table is written again with zstd (level 19).  Slimming slim tables
@@ -31,8 +35,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hotline import outputs, sealed
+from hotline.analysis.claims.common import CHAIN_FUNCTIONS, disassembly
 from hotline.analysis.cost import l1_stalls
+from hotline.analysis.results import Results
 from hotline.errors import HotlineError, guarded
+from hotline.results import schema
 
 MISSES_SUMMED_OVER = ["cpu", "pc", "kind", "source_line"]
 LISTED_SHARE = 0.001
@@ -62,6 +69,22 @@ def slim_instructions(instructions: pd.DataFrame, misses: pd.DataFrame) -> pd.Da
     return kept[INSTRUCTION_COLUMNS]
 
 
+def kernel_code(results: Results) -> pd.DataFrame:
+    """The code table (results/schema.py): each successful run's chain
+    functions as its kernel disassembles (one objdump per kernel and
+    function)."""
+    by_kernel, rows = {}, []
+    for run in results.ok["run_id"]:
+        vmlinux = results.vmlinux(run)
+        for symbol in CHAIN_FUNCTIONS:
+            if (vmlinux, symbol) not in by_kernel:
+                by_kernel[(vmlinux, symbol)] = disassembly(results, run, symbol)
+            code = by_kernel[(vmlinux, symbol)]
+            rows += [{"run": run, "symbol": symbol, "offset": pc - min(code), "pc": pc,
+                      "bytes": code[pc][0], "text": code[pc][1]} for pc in sorted(code)]
+    return schema.conform(pd.DataFrame(rows, columns=list(schema.CODE)), schema.CODE, "code")
+
+
 def slim(source: Path, target: Path) -> dict[str, tuple[int, int]]:
     """Every table of the gathered results in source, slimmed, into target
     (which may be source); {table: (rows before, rows after)}."""
@@ -75,6 +98,8 @@ def slim(source: Path, target: Path) -> dict[str, tuple[int, int]]:
         if "instructions" in tables:
             slimmed["instructions"] = _table(
                 slim_instructions(tables["instructions"].to_pandas(), misses))
+    if "instructions" not in tables and "code" not in tables:
+        slimmed["code"] = _table(kernel_code(Results(Path(source))))
     target = outputs.make_dir(Path(target))
     compression = {"compression": "zstd", "compression_level": 19}
     for name in sorted(slimmed):
@@ -83,7 +108,8 @@ def slim(source: Path, target: Path) -> dict[str, tuple[int, int]]:
                 pq.write_table(slimmed[name], partial, **compression)
     # runs.parquet last, sealed, as gathering writes it.
     sealed.write_index(target, "runs.parquet", slimmed["runs"], **compression)
-    return {name: (tables[name].num_rows, slimmed[name].num_rows) for name in tables}
+    return {name: (tables[name].num_rows if name in tables else 0, slimmed[name].num_rows)
+            for name in slimmed}
 
 
 def _table(frame: pd.DataFrame) -> pa.Table:

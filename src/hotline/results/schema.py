@@ -56,6 +56,11 @@ sampled_cycles.parquet (gem5 O3, sampled simulation), one row per
   instruction: the windows measured, its cycles in them (all cores), and
   its share of the unhalted cycles estimated over the windows, with the
   95% interval (share_low, share_high), symbolized.
+code.parquet (committed gem5 results only: analysis/slim.py), one row per
+  instruction of the functions whose locks the claims find by their code
+  (analysis.claims.common.CHAIN_FUNCTIONS), as the run's kernel
+  disassembles: so that results kept without the kernel's build still
+  locate them.
 """
 
 import pandas as pd
@@ -100,9 +105,11 @@ REGION_CYCLES = {"run": "string", "region": "int64", "cpu": "int64", "cycles": "
 SAMPLED_CYCLES = {"run": "string", "pc": "uint64", "windows": "int64", "cycles": "float64",
                   "share": "float64", "share_low": "float64", "share_high": "float64",
                   "symbol": "string", "offset": "int64", "source_line": "string"}
+CODE = {"run": "string", "symbol": "string", "offset": "int64", "pc": "uint64",
+        "bytes": "string", "text": "string"}
 TABLES = {"misses": MISSES, "instructions": INSTRUCTIONS, "coherence": COHERENCE, "rapw": RAPW,
           "roi": ROI, "turns": TURNS, "cycles": CYCLES, "region_cycles": REGION_CYCLES,
-          "sampled_cycles": SAMPLED_CYCLES}
+          "sampled_cycles": SAMPLED_CYCLES, "code": CODE}
 LEVELS = ("L1I", "L1D", "L2", "L3")
 CAUSES = ("compulsory", "capacity", "conflict", "coherence", "upgrade")
 # What the report calls cause "": a miss the backend did not classify.

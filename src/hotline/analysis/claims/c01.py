@@ -15,8 +15,8 @@ timing cores.
 
 from hotline.analysis.claims.claim import Claim, Needs
 from hotline.analysis.claims.common import (
-    BASE, CHAIN, O3_CYCLES, SIDE_BASE, SIDE_CHAIN, cost_ratio, kernel_rows, no_table,
-    o3_profile, pct, system_cycles)
+    BASE, CHAIN, CHAIN_FUNCTIONS, O3_CYCLES, SIDE_BASE, SIDE_CHAIN, cost_ratio, kernel_rows,
+    no_table, o3_profile, pct, system_cycles)
 from hotline.analysis.claims.rules import NAN, Condition, Measured, Rule
 from hotline.analysis.claims.seeds import FIGURES
 from hotline.analysis.cost import function_shares
@@ -24,7 +24,6 @@ from hotline.analysis.results import Results
 
 SEED_RATIO = FIGURES["system_with_rmap"].value / FIGURES["system_without_rmap"].value
 SEED_EXTRA = SEED_RATIO - 1                 # 24.7% more system time
-CHAIN_FUNCTIONS = ("pte_chain_add", "pte_chain_remove")
 
 RULE = Rule(
     supported=(

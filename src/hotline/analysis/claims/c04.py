@@ -16,13 +16,13 @@ import pandas as pd
 
 from hotline.analysis.claims.claim import Claim, Needs
 from hotline.analysis.claims.common import (
-    CHAIN, HASHLOCK, backend, counter_values, lock_offsets, no_table, splits_causes)
+    CHAIN, CHAIN_FUNCTIONS, HASHLOCK, backend, counter_values, lock_offsets, no_table,
+    splits_causes)
 from hotline.analysis.claims.rules import NAN, Condition, Control, Measured, Rule
 from hotline.analysis.results import Results
 from hotline.errors import HotlineError
 
 EVICTED_OR_STOLEN = ("capacity", "conflict", "coherence")
-LOCKERS = ("pte_chain_add", "pte_chain_remove")
 
 RULE = Rule(
     supported=(
@@ -47,7 +47,7 @@ def figures(results: Results, design: str) -> Measured | str:
     runs = sorted(set(fork["run"]))
     at_lock, found_in = [], ""
     try:
-        for symbol in LOCKERS:
+        for symbol in CHAIN_FUNCTIONS:
             roles, found_in = lock_offsets(results, runs, symbol)
             if "lock" in roles:
                 at_lock.append(fork[(fork["symbol"] == symbol) & (fork["offset"] == roles["lock"])

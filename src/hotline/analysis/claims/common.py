@@ -21,6 +21,10 @@ NAN = float("nan")
 # side array (pte-chain against baseline), is measured beside it.
 BASE, CHAIN = "baseline-nomemcg", "pte-chain-inpage"
 SIDE_BASE, SIDE_CHAIN = "baseline", "pte-chain"
+# The pte_chain functions (pte_chain_add stands for 2.5.27's page_add_rmap,
+# pte_chain_remove for page_remove_rmap): C1's share of the time, and where
+# C2 and C4 find the chain lock and unlock instructions.
+CHAIN_FUNCTIONS = ("pte_chain_add", "pte_chain_remove")
 # The chain lock in a hashed spinlock array instead of page->flags' bit.
 HASHLOCK = "pte-chain-hashlock"
 # C5 is about 2.5.27's fork, which copied every mapping's PTEs; 6.1's skips
@@ -59,21 +63,38 @@ def lock_offsets(results: Results, runs: list[str], symbol: str) -> tuple[dict[s
     """Offsets of the chain lock and unlock in `symbol` ({"lock": o, "unlock": o},
     either may be missing) and where they were found: in the instructions
     these runs executed (QEMU's instructions table), or, for runs that made
-    no such table (gem5), in the disassembly of the kernel they booted.  A
-    HotlineError says why neither could be read."""
+    no such table (gem5), in the disassembly of the kernel they booted, as
+    committed results keep it (the code table) or from the kernel's build.
+    A HotlineError says why neither could be read."""
     if results.has("instructions"):
         instructions = results.table("instructions")
         return lock_and_unlock(instructions[instructions["run"].isin(runs)], symbol), \
             "the instructions run"
-    from hotline.results.symbols import Symbolizer
     if not runs:
         raise HotlineError("no runs to find the lock in")
-    symbolizer = Symbolizer(results.vmlinux(runs[0]))
+    if results.has("code"):
+        code = results.table("code")
+        mine = code[(code["run"] == runs[0]) & (code["symbol"] == symbol)]
+        if mine.empty:
+            return {}, "the kernel's disassembly"
+        start = int(mine["pc"].iloc[0]) - int(mine["offset"].iloc[0])
+        return lock_and_unlock_in_code({int(r.pc): (r.bytes, r.text) for r in mine.itertuples()},
+                                       start), "the kernel's disassembly"
+    code = disassembly(results, runs[0], symbol)
+    if not code:
+        return {}, "the kernel's disassembly"
+    return lock_and_unlock_in_code(code, min(code)), "the kernel's disassembly"
+
+
+def disassembly(results: Results, run: str, symbol: str) -> dict[int, tuple[str, str]]:
+    """{pc: (bytes, text)} of `symbol` in the kernel the run booted ({} if
+    the kernel has no such function); a HotlineError if its build is gone."""
+    from hotline.results.symbols import Symbolizer
+    symbolizer = Symbolizer(results.vmlinux(run))
     function = symbolizer.function_named(symbol)
     if function is None:
-        return {}, "the kernel's disassembly"
-    code = symbolizer.disassemble(function.start, function.start + function.size)
-    return lock_and_unlock_in_code(code, function.start), "the kernel's disassembly"
+        return {}
+    return symbolizer.disassemble(function.start, function.start + function.size)
 
 
 def largest_storm(results: Results, variant: str, profiled: bool = False) -> list[str]:
