@@ -1,10 +1,13 @@
 """The documentation points at what is there: every link and every
 repository path it names resolves, every page of docs/ is in docs/README.md's
-index, and README.md stays a newcomer's length (150-250 lines)."""
+index, every command line it gives is one hotline takes, and README.md stays
+a newcomer's length (150-250 lines)."""
 
 import re
+import shlex
 
 from hotline import paths
+from hotline.cli import command_line
 
 PAGES = [paths.REPO / "README.md", *sorted((paths.REPO / "docs").glob("*.md")),
          paths.REPO / "bench" / "README.md", paths.REPO / "analysis" / "README.md"]
@@ -38,6 +41,60 @@ def test_every_named_path_exists():
             if not any(c.exists() for c in candidates):
                 missing.append(f"{page.relative_to(paths.REPO)}: {path}")
     assert missing == []
+
+
+# Where command lines are given: the pages above, the committed results'
+# provenance and the experiment specs' comments.
+COMMAND_PAGES = [*PAGES, *sorted((paths.REPO / "analysis").glob("*/PROVENANCE.md")),
+                 *sorted((paths.REPO / "configs" / "experiments").glob("*.toml"))]
+
+
+def command_lines(text: str) -> list[str]:
+    """The arguments of every line that is a ./hotline command (in a code
+    block, a shell prompt or a comment), continuation lines joined, a
+    trailing comment or a prose ": ..." cut off, and a usage line's
+    [optional] parts given."""
+    lines, found = text.splitlines(), []
+    for i, line in enumerate(lines):
+        command = line.lstrip("#$ \t")
+        if not command.startswith("./hotline "):
+            continue
+        while command.endswith("\\") and i + 1 < len(lines):
+            i += 1
+            command = command[:-1] + " " + lines[i].lstrip("#$ \t")
+        command = re.sub(r"(\s#|:\s).*$", "", command.removeprefix("./hotline "))
+        found.append(command.replace("[", "").replace("]", "").strip())
+    return found
+
+
+def refused(arguments: str) -> str:
+    """Why hotline's command line refuses these arguments, or ""."""
+    try:
+        args, extra = command_line().parse_known_args(shlex.split(arguments))
+    except SystemExit:
+        return "refused"
+    return f"unknown {extra}" if extra and args.command not in ("test", "lab") else ""
+
+
+def test_every_command_line_given_is_one_hotline_takes():
+    wrong = [f"{page.relative_to(paths.REPO)}: ./hotline {command} ({why})"
+             for page in COMMAND_PAGES for command in command_lines(page.read_text())
+             if (why := refused(command))]
+    assert wrong == []
+    assert len([c for page in COMMAND_PAGES for c in command_lines(page.read_text())]) > 30
+
+
+def test_the_check_finds_a_wrong_command_line():
+    text = ("    ./hotline run configs/experiments/demo.toml --jobs 2   # 5 minutes\n"
+            "#   ./hotline analyse results/claims-smoke \\\n"
+            "#       --also \"QEMU, 32-byte lines=results/claims-32b\"\n"
+            "# ./hotline demo: the demo\n"
+            "Run `./hotline report` on it.\n")
+    commands = command_lines(text)
+    assert commands == ["run configs/experiments/demo.toml --jobs 2",
+                        "analyse results/claims-smoke  --also \"QEMU, 32-byte "
+                        "lines=results/claims-32b\"", "demo"]
+    assert [bool(refused(c)) for c in commands] == [False, True, False]
 
 
 def test_the_check_finds_a_missing_path():

@@ -170,7 +170,8 @@ def cmd_test(args) -> int:
     os.execv(sys.executable, [sys.executable, "-m", "pytest", *pytest_args])
 
 
-def main(argv=None) -> int:
+def command_line() -> argparse.ArgumentParser:
+    """hotline's commands and their options."""
     parser = argparse.ArgumentParser(prog="hotline", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     source_help = "kernel tarball or git tree instead of Debian's linux-source-6.1 " \
@@ -255,7 +256,11 @@ def main(argv=None) -> int:
 
     p = sub.add_parser("build-image", help="build (or reuse) the workload disk image")
     p.set_defaults(func=cmd_build_image)
+    return parser
 
+
+def main(argv=None) -> int:
+    parser = command_line()
     # Arguments hotline does not know go to pytest (test) or jupyter (lab).
     args, extra = parser.parse_known_args(argv)
     if extra and args.command not in ("test", "lab"):
