@@ -954,6 +954,18 @@ def test_the_claims_experiments_have_every_run_the_claims_need(spec, backend, se
             assert have == set(need.variants), (claim.id, need, have)
 
 
+@pytest.mark.parametrize("spec", ["claims-o3-tiny", "claims-o3-tiny-32b"])
+def test_the_o3_experiments_have_every_o3_run_the_fork_storm_claims_need(spec):
+    """The tiny O3 fork storms decide C1 and C2 on time: every O3 need of a
+    fork storm claim is in them, on O3 cores."""
+    runs = plan(load_spec(paths.REPO / "configs" / "experiments" / f"{spec}.toml"))
+    needs = [(claim.id, need) for claim in CLAIMS.values() for need in claim.needs
+             if need.o3 and need.workload == "forkstorm"]
+    assert {claim for claim, _ in needs} == {"C1", "C2"}
+    for claim, need in needs:
+        assert covered(need, runs, True) == set(need.variants), (claim, need)
+
+
 # The committed smoke results (analysis/smoke-results/PROVENANCE.md) --------
 
 SMOKE_VERDICTS = {
