@@ -49,6 +49,7 @@ from gem5.simulate.simulator import Simulator  # noqa: E402
 
 from hotline_gem5 import machine  # noqa: E402
 from hotline_gem5.measure_exit_handlers import RoiRecorder, Sampler  # noqa: E402
+from hotline_gem5.sampled_processor import SampledProcessor  # noqa: E402
 
 caches = params.caches
 if ruby:
@@ -90,7 +91,8 @@ else:
 
 board = machine.board(params.machine, cpu=params.roi_cpu, cache_hierarchy=cache_hierarchy,
                       checkpoint=params.checkpoint_dir, core=params.core,
-                      sampled=params.sampling is not None)
+                      processor=None if params.sampling is None
+                      else SampledProcessor(params.machine.cpus, params.core))
 board.cache_line_size = caches.line_bytes
 if params.perturbation is not None:
     # A repeat's jitter (run_params.Perturbation); its seed is set when the

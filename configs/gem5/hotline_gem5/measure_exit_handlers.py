@@ -69,7 +69,7 @@ class Sampler:
         and its O3 core's together (each BaseCPU counts its own; the region
         reset them).  BaseCPU exports totalInsts to Python, not totalOps:
         the count is read from the statistic.  SwitchableProcessor names
-        each set of cores after its key (machine.SampledProcessor's)."""
+        each set of cores after its key (sampled_processor.py's)."""
         return [sum(int(core.get_simobject().resolveStat("commitStats0.numOps").value)
                     for core in pair)
                 for pair in zip(self._processor.cores, self._processor.o3cores)]
