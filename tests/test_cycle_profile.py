@@ -184,3 +184,13 @@ def test_a_window_in_slow_code_stands_for_the_fewer_micro_ops_it_ran(tmp_path, m
     assert table.loc[0xA0, "share_high"] - table.loc[0xA0, "share"] == \
         pytest.approx(0.5880, abs=1e-4)
     assert table.loc[0xA0, "cycles"] == pytest.approx(200)    # what the windows measured
+
+
+def test_a_window_that_committed_more_than_its_period_is_refused(tmp_path):
+    # The window is part of its period: more micro-ops in it than in the
+    # period means the two counts are not of the same thing.
+    files = {(0, 0, 0): profile(tmp_path, [(0x10, 5, 30, {"commit": 100 * 840})],
+                                region=100, halted=0)}
+    with pytest.raises(HotlineError, match="the window committed 30 micro-ops, its period "
+                                           "only 29"):
+        cycle_profile.sampled(files, {(0, 0, 0): 29}, objects=None, run_id="r")
