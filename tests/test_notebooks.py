@@ -170,6 +170,26 @@ def test_slimming_keeps_every_measure_the_notebooks_take():
         == ["f"] * 4
 
 
+def test_slimming_the_cycle_profile_keeps_what_the_claims_take():
+    """Summed over region, cpu and source line: each instruction's cycles,
+    causes and micro-ops stay, and so do C1's system cycles and shares."""
+    from hotline.analysis.claims.common import kernel_rows, system_cycles
+    from hotline.analysis.slim import slim_cycles
+    pc = 0xffffffff81000010
+    rows = [{"run": "r", "region": region, "cpu": cpu, "pc": pc + 4 * i, "instructions": 1,
+             "micro_ops": 2, "samples": 0, "cycles": 10.0 * (i + 1), "cycles_commit": 1.0,
+             "symbol": "f", "offset": 4 * i, "source_line": f"f.c:{region}"}
+            for region in (0, 1) for cpu in range(4) for i in range(3)]
+    cycles = pd.DataFrame(rows)
+    slim = slim_cycles(cycles)
+    assert len(slim) == 3 and not {"region", "cpu", "source_line"} & set(slim.columns)
+    assert slim["cycles"].tolist() == [80.0, 160.0, 240.0]          # 8 rows of each
+    assert slim["micro_ops"].tolist() == [16] * 3
+    labelled = lambda f: f.assign(variant="v")                      # noqa: E731
+    assert system_cycles(labelled(slim)).to_dict() == system_cycles(labelled(cycles)).to_dict()
+    assert len(kernel_rows(labelled(slim))) == 3
+
+
 def test_the_committed_smoke_results_are_slim():
     misses = pd.read_parquet(SMOKE / "misses.parquet")
     instructions = pd.read_parquet(SMOKE / "instructions.parquet")

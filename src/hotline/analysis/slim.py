@@ -10,6 +10,9 @@ notebooks give the same outputs on the slim tables as on the full ones.
                 LISTED_SHARE of their run's L1 stall cycles (the functions
                 a listing is made for: pte_chain_add's is 0.6% at the
                 least), and only the columns listing.py reads
+  cycles        (gem5 O3) summed over region, cpu and source_line, which no
+                notebook and no claim reads of it (the claims take the
+                regions' lengths from region_cycles)
   code          made here for results without an instructions table (gem5's):
                 the disassembly of the chain functions in each run's kernel,
                 where C2 and C4 find the chain lock (claims.common.lock_offsets),
@@ -42,6 +45,7 @@ from hotline.errors import HotlineError, guarded
 from hotline.results import schema
 
 MISSES_SUMMED_OVER = ["cpu", "pc", "kind", "source_line"]
+CYCLES_SUMMED_OVER = ["region", "cpu", "source_line"]
 LISTED_SHARE = 0.001
 INSTRUCTION_COLUMNS = ["run", "pc", "kind", "bytes", "accesses", "symbol", "offset"]
 
@@ -61,6 +65,12 @@ def listed_functions(misses: pd.DataFrame) -> pd.DataFrame:
     total = stalls.groupby("run")["cycles"].sum()
     share = per_function / total.reindex(per_function.index.get_level_values("run")).to_numpy()
     return share[share >= LISTED_SHARE].index.to_frame(index=False)
+
+
+def slim_cycles(cycles: pd.DataFrame) -> pd.DataFrame:
+    keys = ["run", "pc", "symbol", "offset"]
+    counted = [c for c in cycles.columns if c not in keys and c not in CYCLES_SUMMED_OVER]
+    return cycles.groupby(keys, as_index=False, sort=True, dropna=False)[counted].sum()
 
 
 def slim_instructions(instructions: pd.DataFrame, misses: pd.DataFrame) -> pd.DataFrame:
@@ -98,6 +108,8 @@ def slim(source: Path, target: Path) -> dict[str, tuple[int, int]]:
         if "instructions" in tables:
             slimmed["instructions"] = _table(
                 slim_instructions(tables["instructions"].to_pandas(), misses))
+    if "cycles" in tables:
+        slimmed["cycles"] = _table(slim_cycles(tables["cycles"].to_pandas()))
     if "instructions" not in tables and "code" not in tables:
         slimmed["code"] = _table(kernel_code(Results(Path(source))))
     target = outputs.make_dir(Path(target))
