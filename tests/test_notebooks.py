@@ -26,15 +26,16 @@ from tests.test_claims import gem5_shaped
 SMOKE = paths.REPO / "analysis" / "smoke-results"
 
 
-(MORE,) = EXPECTED
+MORE, O3_MORE = EXPECTED
 
 
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory):
     """Every notebook on the smoke results, and the claims page with the
     smoke results shaped as gem5's (tests/test_claims.py) as its gem5 side
-    and the committed expected results (the same smoke results) as a third
-    column, as the demo shows them."""
+    and the committed expected results (the same smoke results, and the
+    O3 results of analysis/o3-tiny-results) as further columns, as the
+    demo shows them."""
     results = tmp_path_factory.mktemp("smoke") / "claims-smoke"
     shutil.copytree(SMOKE, results)
     gem5 = gem5_shaped(SMOKE, tmp_path_factory.mktemp("gem5") / "claims-smoke-gem5")
@@ -63,9 +64,12 @@ def test_the_claims_page_opens_with_the_verdict_table_and_shows_no_code(pages):
     for n, row in enumerate(rows, 1):
         assert f'href="#c{n}">C{n}</a>: ' in row
         cells = [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row)]
-        assert len(cells) == 9          # claim, seed, QEMU x2, gem5 x2, expected x2, evidence
+        # claim, seed, QEMU x2, gem5 x2, expected smoke x2, expected O3 x2, evidence
+        assert len(cells) == 11
         assert cells[3] in verdicts and cells[5] in verdicts and cells[7] == cells[3]
-    assert f"{MORE} verdict" in table
+        # The committed O3 results decide C2 on time; the rest need runs they lack.
+        assert cells[9] == ("supported" if n == 2 else "inconclusive")
+    assert f"{MORE} verdict" in table and f"{O3_MORE} verdict" in table
     assert "no run made a rapw table (none of these gem5 runs did)" in table     # C9 on gem5
     # No code: no input cells, no highlighted source, no prompts.
     assert 'class="highlight' not in body and "In&nbsp;[" not in body

@@ -31,7 +31,9 @@ def notebooks() -> list[Path]:
 MORE_PARAMETER = "more_results"
 # The expected results of the artifact, committed: the claims page of a run
 # that makes few of the claims' runs (the demo) shows them beside its own.
-EXPECTED = {"expected: claims-smoke (committed)": paths.REPO / "analysis" / "smoke-results"}
+EXPECTED = {"expected: claims-smoke (committed)": paths.REPO / "analysis" / "smoke-results",
+            "expected: claims-o3-tiny, gem5 O3 (committed)":
+                paths.REPO / "analysis" / "o3-tiny-results"}
 
 
 def gem5_results(directory: Path) -> Results:
