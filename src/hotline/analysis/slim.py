@@ -90,7 +90,8 @@ def kernel_code(results: Results) -> pd.DataFrame:
             if (vmlinux, symbol) not in by_kernel:
                 by_kernel[(vmlinux, symbol)] = disassembly(results, run, symbol)
             code = by_kernel[(vmlinux, symbol)]
-            rows += [{"run": run, "symbol": symbol, "offset": pc - min(code), "pc": pc,
+            start = min(code, default=0)
+            rows += [{"run": run, "symbol": symbol, "offset": pc - start, "pc": pc,
                       "bytes": code[pc][0], "text": code[pc][1]} for pc in sorted(code)]
     return schema.conform(pd.DataFrame(rows, columns=list(schema.CODE)), schema.CODE, "code")
 

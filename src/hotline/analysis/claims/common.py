@@ -73,17 +73,14 @@ def lock_offsets(results: Results, runs: list[str], symbol: str) -> tuple[dict[s
     if not runs:
         raise HotlineError("no runs to find the lock in")
     if results.has("code"):
-        code = results.table("code")
-        mine = code[(code["run"] == runs[0]) & (code["symbol"] == symbol)]
-        if mine.empty:
-            return {}, "the kernel's disassembly"
-        start = int(mine["pc"].iloc[0]) - int(mine["offset"].iloc[0])
-        return lock_and_unlock_in_code({int(r.pc): (r.bytes, r.text) for r in mine.itertuples()},
-                                       start), "the kernel's disassembly"
-    code = disassembly(results, runs[0], symbol)
-    if not code:
-        return {}, "the kernel's disassembly"
-    return lock_and_unlock_in_code(code, min(code)), "the kernel's disassembly"
+        table = results.table("code")
+        mine = table[(table["run"] == runs[0]) & (table["symbol"] == symbol)]
+        code = {int(r.pc): (r.bytes, r.text) for r in mine.itertuples()}
+    else:
+        code = disassembly(results, runs[0], symbol)
+    # A function's code starts at its first instruction.
+    return (lock_and_unlock_in_code(code, min(code)) if code else {}), \
+        "the kernel's disassembly"
 
 
 def disassembly(results: Results, run: str, symbol: str) -> dict[int, tuple[str, str]]:

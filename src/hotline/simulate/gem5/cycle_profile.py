@@ -113,14 +113,14 @@ def sampled(files: dict[tuple[int, int, int], Path], periods: dict[tuple[int, in
     for (region, window, cpu), path in sorted(files.items()):
         meta, rows = read(path)
         units = meta["units_per_cycle"]
-        measured = int(rows["micro_ops"].sum())
-        if measured > periods[(region, window, cpu)]:
+        measured, period = int(rows["micro_ops"].sum()), periods[(region, window, cpu)]
+        if measured > period:
             # The window is part of its period: the extension's count and
             # gem5's statistic disagree on what a micro-op is.
             raise HotlineError(f"{path}: the window committed {measured} micro-ops, its "
-                               f"period only {periods[(region, window, cpu)]}; the counts "
-                               "of the cycle profile and of gem5 disagree")
-        weight = periods[(region, window, cpu)] / measured if measured else 0.0
+                               f"period only {period}; the counts of the cycle profile and "
+                               "of gem5 disagree")
+        weight = period / measured if measured else 0.0
         cycles = rows[list(schema.CYCLE_CAUSES)].sum(axis=1).astype("float64") / units
         per_window.append(pd.DataFrame({"window": [(region, window)] * len(rows),
                                         "pc": rows["pc"], "cycles": cycles,
