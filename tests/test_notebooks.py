@@ -200,3 +200,12 @@ def test_the_committed_smoke_results_are_slim():
     instructions = pd.read_parquet(SMOKE / "instructions.parquet")
     pd.testing.assert_frame_equal(slim_misses(misses), misses)
     pd.testing.assert_frame_equal(slim_instructions(instructions, misses), instructions)
+
+
+def test_the_claims_page_names_committed_results_by_their_place_in_the_repository(tmp_path):
+    """A page made from the committed results names no machine's paths;
+    results elsewhere keep the path they were given."""
+    assert claims_page.where(SMOKE) == "analysis/smoke-results"
+    assert claims_page.where(paths.REPO / "analysis" / ".." / "analysis" / "o3-tiny-results") \
+        == "analysis/o3-tiny-results"
+    assert claims_page.where(tmp_path / "claims-smoke") == str(tmp_path / "claims-smoke")

@@ -14,11 +14,13 @@ the same measure.
 import base64
 import html
 import zlib
+from pathlib import Path
 from typing import Callable
 
 import matplotlib
 from matplotlib.figure import Figure
 
+from hotline import paths
 from hotline.analysis.claims import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED, Check, Claim
 from hotline.analysis.claims import c01, c02, c05, c06, c07
 from hotline.analysis.claims.common import BASE, CHAIN, FORK, SIDE_BASE, SIDE_CHAIN
@@ -49,6 +51,15 @@ def column_label(backends: list[str]) -> str:
     """The column of results made by these backends: "QEMU" or "gem5"."""
     names = {"qemu": "QEMU", "gem5": "gem5"}
     return "/".join(names.get(b, b) for b in backends) or "no runs"
+
+
+def where(directory) -> str:
+    """A results directory as the page names it: inside the repository (the
+    committed expected results) relative to it, so that a committed page
+    names no machine's paths; elsewhere as given."""
+    path = Path(directory).resolve()
+    return str(path.relative_to(paths.REPO)) if path.is_relative_to(paths.REPO) else \
+        str(directory)
 
 
 def _e(text: str) -> str:

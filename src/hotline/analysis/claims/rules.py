@@ -49,8 +49,11 @@ class Interval:
 
     def __format__(self, spec: str) -> str:
         """The mean as `spec` formats a float, and the interval beside it
-        when there is one: "1.03 (1.01-1.05, 5 runs)"."""
-        if self.n <= 1 or math.isnan(self.mean):
+        when there is one: "1.03 (1.01-1.05, 5 runs)"; "-" for a figure
+        a run could not measure (a share of nothing, an average over none)."""
+        if math.isnan(self.mean):
+            return "-"
+        if self.n <= 1:
             return format(self.mean, spec)
         return (f"{format(self.mean, spec)} ({format(self.low, spec)}-"
                 f"{format(self.high, spec)}, {self.n} runs)")
