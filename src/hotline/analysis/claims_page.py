@@ -21,10 +21,12 @@ import matplotlib
 from matplotlib.figure import Figure
 
 from hotline import paths
-from hotline.analysis.claims import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED, Check, Claim
+from hotline.analysis.claims import (
+    INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED, Check, Claim, check_all)
 from hotline.analysis.claims import c01, c02, c05, c06, c07
 from hotline.analysis.claims.common import BASE, CHAIN, FORK, SIDE_BASE, SIDE_CHAIN
 from hotline.analysis.claims.seeds import SEED_FILES
+from hotline.analysis.results import Results
 from hotline.figures import STYLE, picture
 
 NOT_RUN = "not run"
@@ -60,6 +62,28 @@ def where(directory) -> str:
     path = Path(directory).resolve()
     return str(path.relative_to(paths.REPO)) if path.is_relative_to(paths.REPO) else \
         str(directory)
+
+
+def columns(results_dir, more: dict) -> tuple[dict[str, list[Check] | None], str]:
+    """Every claim checked against each column's results, in the page's
+    order: the first results, gem5's (None, "not run", unless given), then
+    `more` ({label: directory}); and the table's caption, saying what each
+    column holds."""
+    first = Results(results_dir)
+    directories = {column_label(first.backends): results_dir}
+    directories.setdefault("gem5", None)
+    directories.update(more)
+    by_column, holds = {}, []
+    for label, directory in directories.items():
+        if directory is None:
+            by_column[label] = None
+            holds.append(f"{label}: not run")
+            continue
+        results = first if directory == results_dir else Results(directory)
+        by_column[label] = check_all(results)
+        holds.append(f"{label}: {len(results.ok)} of {len(results.runs)} runs succeeded in "
+                     f"{where(directory)}")
+    return by_column, "; ".join(holds)
 
 
 def _e(text: str) -> str:
