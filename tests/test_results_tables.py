@@ -41,6 +41,13 @@ def test_output_records_become_typed_frames(tmp_path):
     assert frames["stolen"].loc[0, ["cpu", "thief_cpu", "count"]].tolist() == [1, 0, 4]
     assert frames["rapw"].loc[0, "load_pc"] == 0xffffffff81000044
     assert frames["turns"].loc[0].tolist() == [1, 9, 3, 1600]
+    # The types the tables are built from: names as plain objects (not
+    # pandas' string type), addresses unsigned, counts signed 64-bit.
+    miss = frames["miss"]
+    assert {c: str(miss[c].dtype) for c in ("cpu", "pc", "kind", "data", "l1", "count")} == \
+        {"cpu": "int64", "pc": "uint64", "kind": "object", "data": "uint64", "l1": "object",
+         "count": "int64"}
+    assert str(frames["insn"]["bytes"].dtype) == "object"
 
 
 def test_turns_buckets_become_instruction_ranges(tmp_path):
