@@ -201,7 +201,9 @@ def test_a_step_that_dies_is_reported_and_the_others_finish(sandbox, monkeypatch
     assert engine.run_sweep(sandbox, jobs=2) == 1
     err = capfd.readouterr().err
     assert "sweep sweeptest: 3 ok, 0 failed, 1 not run" in err
-    assert f"{dying}: its step stopped without recording an outcome" in err
+    assert f"{dying}: its step stopped without recording an outcome (a step killed from " \
+        "outside says nothing: if the host ran out of memory, `dmesg | grep -i oom` names it, " \
+        "and fewer --jobs help)" in err
     # The index waits for every run.
     assert not (out_dir(sandbox) / layout.INDEX).exists()
     monkeypatch.delenv("STAND_IN_CRASH")

@@ -228,8 +228,12 @@ def summarize(sweep: Sweep, progress: Progress, returncode: int | None,
     for step in missing:
         log = sweep.out_dir / step.log
         if log.exists() and log.stat().st_mtime >= progress.started - 1:
-            say(f"  {step.run_id}: its step stopped without recording an outcome; "
-                f"last lines of {log}:\n{_tail(log)}")
+            # Killed from outside (the host's out-of-memory killer took a
+            # seed-scale run's table building), a step can say nothing.
+            say(f"  {step.run_id}: its step stopped without recording an outcome (a step "
+                "killed from outside says nothing: if the host ran out of memory, `dmesg | "
+                f"grep -i oom` names it, and fewer --jobs help); last lines of {log}:\n"
+                f"{_tail(log)}")
         if step.record in errors:
             say(f"  {step.run_id}: Snakemake: {errors[step.record]}")
     gather_log = sweep.out_dir / GATHER_LOG
