@@ -1081,6 +1081,30 @@ def test_the_o3_results_decide_c1_and_c2_on_time_with_intervals(tmp_path, monkey
         assert markdown([c1, c2]) in (paths.REPO / document).read_text(), document
 
 
+# The committed seed-scale results (analysis/seed-forkstorm-results/PROVENANCE.md)
+
+SEED_SCALE = paths.REPO / "analysis" / "seed-forkstorm-results"
+
+
+def test_the_seed_scale_results_give_their_recorded_verdicts(tmp_path, monkeypatch):
+    """C1, C3 and C4 at seed 000's scale over three repeats, with an empty
+    kernel cache: C1 supported on modelled cycles; C3's figures shown and
+    undecided (QEMU's one spin per contended lock, about 1,900 contended
+    locks a run, which the rule before 2026-11-26 took as a refutation); C4
+    not supported, its control not run."""
+    monkeypatch.setenv("HOTLINE_CACHE", str(tmp_path / "empty-cache"))
+    checks = {c.claim: c for c in claims.check_all(Results(SEED_SCALE))}
+    c1, c3, c4 = checks["C1"], checks["C3"], checks["C4"]
+    assert (c1.verdict, c1.repeats, c1.measure) == (SUPPORTED, 3, "modelled cycles")
+    assert c1.measured.startswith("x1.184 (1.173-1.195, 3 runs) modelled cycles")
+    assert (c3.verdict, c3.repeats) == (INCONCLUSIVE, 3)
+    assert c3.reason.startswith("QEMU's vCPUs do not contend as CPUs do")
+    assert c3.numbers["intervals"]["contended"][0] * c3.numbers["intervals"]["locks"][0] > 1000
+    assert (c4.verdict, c4.repeats, c4.control.verdict) == (NOT_SUPPORTED, 3, INCONCLUSIVE)
+    for document in ("docs/claims.md", "README.md"):
+        assert markdown([c1, c3, c4]) in (paths.REPO / document).read_text(), document
+
+
 def gem5_shaped(source: Path, target: Path) -> Path:
     """The smoke results as a gem5 experiment would give them: misses
     without the cause split (upgrades kept) and roi; no instructions,

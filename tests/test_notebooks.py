@@ -5,6 +5,7 @@ see PROVENANCE.md there).  A notebook that raises fails its test.  The
 slimming keeps every measure the notebooks take, and the committed results
 are its output."""
 
+import html
 import re
 import shutil
 
@@ -26,16 +27,21 @@ from tests.test_claims import gem5_shaped
 SMOKE = paths.REPO / "analysis" / "smoke-results"
 
 
-MORE, O3_MORE = EXPECTED
+MORE, O3_MORE, SEED_MORE = EXPECTED
+
+
+# analysis/seed-forkstorm-results' verdicts (tests/test_claims.py checks them).
+SEED_SCALE_VERDICTS = {1: "supported", 4: "not supported"}
 
 
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory):
     """Every notebook on the smoke results, and the claims page with the
     smoke results shaped as gem5's (tests/test_claims.py) as its gem5 side
-    and the committed expected results (the same smoke results, and the
-    O3 results of analysis/o3-tiny-results) as further columns, as the
-    demo shows them."""
+    and the committed expected results (the same smoke results, the O3
+    results of analysis/o3-tiny-results and the seed-scale ones of
+    analysis/seed-forkstorm-results) as further columns, as the demo shows
+    them."""
     results = tmp_path_factory.mktemp("smoke") / "claims-smoke"
     shutil.copytree(SMOKE, results)
     gem5 = gem5_shaped(SMOKE, tmp_path_factory.mktemp("gem5") / "claims-smoke-gem5")
@@ -64,13 +70,17 @@ def test_the_claims_page_opens_with_the_verdict_table_and_shows_no_code(pages):
     for n, row in enumerate(rows, 1):
         assert f'href="#c{n}">C{n}</a>: ' in row
         cells = [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row)]
-        # claim, seed, QEMU x2, gem5 x2, expected smoke x2, expected O3 x2, evidence
-        assert len(cells) == 11
+        # claim, seed, QEMU x2, gem5 x2, expected smoke x2, expected O3 x2,
+        # expected seed scale x2, evidence
+        assert len(cells) == 13
         assert cells[3] in verdicts and cells[5] in verdicts and cells[7] == cells[3]
         # The committed O3 results decide C1 and C2 on time; the rest need
         # runs they lack.
         assert cells[9] == ("supported" if n in (1, 2) else "inconclusive")
-    assert f"{MORE} verdict" in table and f"{O3_MORE} verdict" in table
+        # The seed-scale runs decide C1 (modelled cycles) and C4; C3 is
+        # QEMU's, so inconclusive; the rest need runs they lack.
+        assert cells[11] == SEED_SCALE_VERDICTS.get(n, "inconclusive")
+    assert all(f"{label} verdict" in table for label in (MORE, O3_MORE, SEED_MORE))
     assert "no run made a rapw table (none of these gem5 runs did)" in table     # C9 on gem5
     # No code: no input cells, no highlighted source, no prompts.
     assert 'class="highlight' not in body and "In&nbsp;[" not in body
@@ -91,7 +101,10 @@ def test_the_claims_page_without_gem5_says_not_run():
 
 
 def test_analyse_refuses_a_gem5_side_that_is_not_gem5_results(tmp_path, capsys):
-    """One line, before any notebook runs."""
+    """One line, before any notebook runs, and the pages of the last
+    analysis (here the committed ones) left as they were."""
+    pages = {p: p.read_bytes() for p in (SMOKE / "analysis").glob("*.html")}
+    assert len(pages) == len(notebooks())
     assert cli.main(["analyse", str(SMOKE), "--gem5", str(tmp_path)]) == 1
     err = capsys.readouterr().err
     assert err == (f"hotline: error: {tmp_path} has no runs.parquet: give the directory of a "
@@ -100,7 +113,7 @@ def test_analyse_refuses_a_gem5_side_that_is_not_gem5_results(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err == (f"hotline: error: {SMOKE}: its runs were made by qemu; --gem5 takes the "
                    "results of an experiment run with backend = \"gem5\"\n")
-    assert not (SMOKE / "analysis").exists()
+    assert {p: p.read_bytes() for p in (SMOKE / "analysis").glob("*.html")} == pages
 
 
 @pytest.mark.parametrize("more, says", [
@@ -110,12 +123,13 @@ def test_analyse_refuses_a_gem5_side_that_is_not_gem5_results(tmp_path, capsys):
     ("QEMU=" + str(SMOKE), "the label 'QEMU' names the first results' column"),
 ])
 def test_analyse_refuses_a_column_it_cannot_label(more, says, capsys):
-    """One line, before any notebook runs."""
+    """One line, before any notebook runs; the committed pages untouched."""
+    pages = {p: p.read_bytes() for p in (SMOKE / "analysis").glob("*.html")}
     extra = ["--gem5", str(SMOKE)] if more.startswith("gem5") else []
     assert cli.main(["analyse", str(SMOKE), *extra, "--more", more]) == 1
     err = capsys.readouterr().err
     assert err.startswith("hotline: error: ") and says in err and err.count("\n") == 1
-    assert not (SMOKE / "analysis").exists()
+    assert {p: p.read_bytes() for p in (SMOKE / "analysis").glob("*.html")} == pages
 
 
 def test_a_failed_analysis_leaves_no_pages(tmp_path):
@@ -123,7 +137,7 @@ def test_a_failed_analysis_leaves_no_pages(tmp_path):
     that raises leaves none that could be taken for its result."""
     results = tmp_path / "claims-smoke"
     shutil.copytree(SMOKE, results)
-    (results / "analysis").mkdir()
+    (results / "analysis").mkdir(exist_ok=True)
     for notebook in notebooks():
         (results / "analysis" / f"{notebook.stem}.html").write_text("<html>earlier</html>")
     # Tables that are gathered (sealed) but not what the notebooks need.
@@ -209,3 +223,34 @@ def test_the_claims_page_names_committed_results_by_their_place_in_the_repositor
     assert claims_page.where(paths.REPO / "analysis" / ".." / "analysis" / "o3-tiny-results") \
         == "analysis/o3-tiny-results"
     assert claims_page.where(tmp_path / "claims-smoke") == str(tmp_path / "claims-smoke")
+
+
+# The committed claims page, analysis/smoke-results/analysis/claims.html:
+# its further columns, as analysis/smoke-results/PROVENANCE.md's command
+# gives them.
+PAGE_MORE = {"QEMU, 5 repeats": paths.REPO / "analysis" / "repeats-smoke-results",
+             "QEMU, seed scale": paths.REPO / "analysis" / "seed-forkstorm-results",
+             "gem5 O3": paths.REPO / "analysis" / "o3-tiny-results"}
+
+
+def test_the_committed_claims_page_is_the_committed_results_checked(tmp_path, monkeypatch):
+    """The artifact's expected page holds the verdict table that checking
+    the committed results gives now, with no kernel build in the cache, as
+    the notebook makes it (claims_page.columns, verdict_table)."""
+    monkeypatch.setenv("HOTLINE_CACHE", str(tmp_path / "empty-cache"))
+    by_column, caption = claims_page.columns(SMOKE, PAGE_MORE)
+    table = claims_page.verdict_table(claims.claims(), by_column, caption=caption)
+    # The caption names the results by their place in the repository, so
+    # the page made here is the page checked on any machine.  Compared as
+    # text, cell by cell: nbconvert rewrites the markup (<br> as <br/>,
+    # quotes as entities).
+    committed = table_texts((SMOKE / "analysis" / "claims.html").read_text())
+    assert len(committed) > 11 * 10 and committed == table_texts(table)
+
+
+def table_texts(page: str) -> list[str]:
+    """The caption and every cell of the page's claims table, as text."""
+    table = page[page.index('<table class="claims">'):]
+    table = table[:table.index("</table>")]
+    cells = re.findall(r"<(?:caption|td|th)[^>]*>(.*?)</(?:caption|td|th)>", table, re.S)
+    return [" ".join(html.unescape(re.sub(r"<[^>]+>", " ", cell)).split()) for cell in cells]

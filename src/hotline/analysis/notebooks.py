@@ -33,7 +33,9 @@ MORE_PARAMETER = "more_results"
 # that makes few of the claims' runs (the demo) shows them beside its own.
 EXPECTED = {"expected: claims-smoke (committed)": paths.REPO / "analysis" / "smoke-results",
             "expected: claims-o3-tiny, gem5 O3 (committed)":
-                paths.REPO / "analysis" / "o3-tiny-results"}
+                paths.REPO / "analysis" / "o3-tiny-results",
+            "expected: claims-seed-forkstorm, seed scale (committed)":
+                paths.REPO / "analysis" / "seed-forkstorm-results"}
 
 
 def gem5_results(directory: Path) -> Results:
@@ -44,6 +46,15 @@ def gem5_results(directory: Path) -> Results:
         raise HotlineError(f"{directory}: its runs were made by {made_by}; --gem5 takes the "
                            "results of an experiment run with backend = \"gem5\"")
     return results
+
+
+def _remove_pages(out: Path) -> None:
+    if out.is_dir():
+        for notebook in notebooks():
+            try:
+                (out / f"{notebook.stem}.html").unlink(missing_ok=True)
+            except OSError as e:
+                raise outputs.cannot_write(out / f"{notebook.stem}.html", e) from None
 
 
 def analyse(results_dir: Path, gem5_dir: Path | None = None,
@@ -59,24 +70,24 @@ def analyse(results_dir: Path, gem5_dir: Path | None = None,
 
     results_dir = results_dir.resolve()
     out = results_dir / "analysis"
-    # No page of an earlier analysis may outlive a failed one, nor one
-    # refused because its results changed since.
-    if out.is_dir():
-        for notebook in notebooks():
-            try:
-                (out / f"{notebook.stem}.html").unlink(missing_ok=True)
-            except OSError as e:
-                raise outputs.cannot_write(out / f"{notebook.stem}.html", e) from None
+    # No page of an earlier analysis may outlive results that changed since
+    # (refused here), nor a failed analysis; a refused argument (a --gem5 or
+    # --more that is not results) leaves the pages of the last one alone.
+    try:
+        main = column_label(Results(results_dir).backends)
+    except HotlineError:
+        _remove_pages(out)
+        raise
     if gem5_dir is not None:
         gem5_dir = gem5_dir.resolve()
         gem5_results(gem5_dir)
         more = {"gem5": gem5_dir, **more}
-    main = column_label(Results(results_dir).backends)
     for label, directory in more.items():
         if label == main:
             raise HotlineError(f"the label {label!r} names the first results' column "
                                f"({results_dir}); give the others labels of their own")
         Results(directory)
+    _remove_pages(out)
     outputs.make_dir(out)
     pages = {}
     for notebook in notebooks():
