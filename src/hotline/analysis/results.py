@@ -131,10 +131,15 @@ class Results:
     @property
     def backends(self) -> list[str]:
         """The backends that made the successful runs (qemu, gem5)."""
-        if "backend" in self.ok.columns:
-            return sorted(set(self.ok["backend"].dropna()))
+        return self.backends_of(self.ok["run_id"])
+
+    def backends_of(self, runs) -> list[str]:
+        """The backends that made these of the successful runs."""
+        ok = self.ok[self.ok["run_id"].isin(list(runs))]
+        if "backend" in ok.columns:
+            return sorted(set(ok["backend"].dropna()))
         return sorted({(m.get("inputs") or {}).get("backend", {}).get("name", "?")
-                       for m in map(self.manifest, self.ok["run_id"])})
+                       for m in map(self.manifest, ok["run_id"])})
 
     def manifest(self, run_id: str) -> dict:
         """A run's manifest, as its run directory had it ({} if it has none)."""

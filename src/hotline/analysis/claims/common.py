@@ -54,12 +54,6 @@ def splits_causes(misses: pd.DataFrame) -> bool:
     return bool(misses["cause"].isin(["compulsory", "capacity", "conflict", "coherence"]).any())
 
 
-def made_by(results: Results, runs) -> set[str]:
-    """The backends (qemu, gem5) that made these runs, as their manifests say."""
-    return {(results.manifest(r).get("inputs") or {}).get("backend", {}).get("name")
-            for r in runs}
-
-
 def counter_values(results: Results, **where) -> pd.Series:
     """Kernel counters summed over the runs selected by `where`, by name."""
     return results.select(results.counters(), **where).groupby("counter")["value"].sum()

@@ -129,7 +129,7 @@ def _frame(path: Path, rows: list[str], columns: list[str],
     """One record type's lines (without the type) as a frame: hex fields as
     integers, names checked against the header, counts as int64."""
     text = "".join(rows)
-    rows.clear()
+    rows.clear()        # the lines go before the frame is made: not both at once
     # Names as categories, then as objects that share the few strings (one
     # string a cell took most of the memory); hex as text, converted below.
     types = {c: "category" if c in TEXT - {"bytes"} else object if c in HEX or c in TEXT
