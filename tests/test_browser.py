@@ -5,19 +5,17 @@ in tests/test_report_run.py."""
 
 import base64
 import io
-import shutil
 
 import pytest
 from PIL import Image
 
-from hotline import paths
 from hotline.analysis.notebooks import analyse
 from hotline.report import browser
+from tests.test_notebooks import SMOKE, copy_gathered
 
 pytestmark = pytest.mark.skipif(browser.chromium() is None,
                                 reason="needs chromium (scripts/apt-packages.txt; "
                                        "./hotline test installs it)")
-SMOKE = paths.REPO / "analysis" / "smoke-results"
 
 
 def png(width: int, height: int) -> str:
@@ -43,7 +41,7 @@ def test_the_browser_sees_loaded_and_broken_pictures(tmp_path):
 
 def test_the_claims_page_renders_with_its_tables(tmp_path):
     results = tmp_path / "claims-smoke"
-    shutil.copytree(SMOKE, results)
+    copy_gathered(results)
     pages = analyse(results)
     screenshot = results / "analysis" / "claims.png"
     shown = browser.render(pages["claims"], screenshot)

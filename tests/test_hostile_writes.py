@@ -31,7 +31,7 @@ from hotline.figures import Picture
 from hotline.sweep import engine, gather, workflow
 from tests.made_runs import write_run
 from tests.test_hostile import GOOD, TABLES, Stand_in, fails, rejected
-from tests.test_notebooks import SMOKE
+from tests.test_notebooks import copy_gathered
 from tests.test_sweep import journal, out_dir, sandbox, started  # noqa: F401 (a fixture)
 
 
@@ -242,7 +242,7 @@ def test_diff_out_a_file_or_a_read_only_place(tmp_path, read_only, monkeypatch):
 @pytest.fixture
 def gathered(tmp_path):
     results = tmp_path / "claims-smoke"
-    shutil.copytree(SMOKE, results)
+    copy_gathered(results)
     return results
 
 
@@ -263,7 +263,7 @@ def test_analyse_on_a_disk_that_fills_leaves_no_truncated_page(small_disk, monke
     """The smoke tables do not fit a 2 MiB disk: gathered results of that
     size, made up, with the claims notebook alone."""
     results = small_disk / "exp"
-    shutil.copytree(SMOKE, results, ignore=lambda d, names: [
+    copy_gathered(results, ignore=lambda d, names: [
         n for n in names if n.endswith(".parquet") and n not in ("runs.parquet", "roi.parquet")])
     sealed.write_index(results, "runs.parquet", pq.read_table(results / "runs.parquet"))
     monkeypatch.setattr(notebooks, "notebooks",
