@@ -1105,6 +1105,35 @@ def test_the_seed_scale_results_give_their_recorded_verdicts(tmp_path, monkeypat
         assert markdown([c1, c3, c4]) in (paths.REPO / document).read_text(), document
 
 
+# The committed results on the seeds' 32-byte lines
+# (analysis/32b-smoke-results/PROVENANCE.md)
+
+LINES32 = paths.REPO / "analysis" / "32b-smoke-results"
+
+
+def test_the_32_byte_line_results_give_their_recorded_verdicts(tmp_path, monkeypatch):
+    """C1-C6 on pentium3-4way-32b over five repeats, with an empty kernel
+    cache: C1, C5 and C6 supported; C2 and C3 QEMU's, undecided; C4 not
+    supported, its control too.  With 32-byte lines the chain lock is the
+    first write to page->flags's line, so the line's upgrades (another CPU
+    held a copy) land on it: tens of thousands a run, where on 64-byte lines
+    page_remove_rmap's _mapcount decrement, 48 bytes into the same line,
+    takes them before the lock."""
+    monkeypatch.setenv("HOTLINE_CACHE", str(tmp_path / "empty-cache"))
+    checks = {c.claim: c for c in claims.check_all(Results(LINES32))}
+    decided = [checks[f"C{n}"] for n in range(1, 7)]
+    assert {c.repeats for c in decided} == {5}
+    assert {c.claim: c.verdict for c in decided} == {
+        "C1": SUPPORTED, "C2": INCONCLUSIVE, "C3": INCONCLUSIVE, "C4": NOT_SUPPORTED,
+        "C5": SUPPORTED, "C6": SUPPORTED}
+    c4 = checks["C4"]
+    assert c4.control.verdict == NOT_SUPPORTED
+    assert c4.numbers["causes"]["upgrade"] > 100 * sum(
+        n for cause, n in c4.numbers["causes"].items() if cause != "upgrade")
+    for document in ("docs/claims.md", "README.md"):
+        assert markdown(decided) in (paths.REPO / document).read_text(), document
+
+
 def gem5_shaped(source: Path, target: Path) -> Path:
     """The smoke results as a gem5 experiment would give them: misses
     without the cause split (upgrades kept) and roi; no instructions,

@@ -7,6 +7,7 @@ are its output."""
 
 import html
 import re
+import shlex
 import shutil
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from hotline.analysis.results import Results
 from hotline.analysis.slim import slim_instructions, slim_misses
 from hotline.errors import HotlineError
 from tests.test_claims import gem5_shaped
+from tests.test_docs import command_lines
 
 SMOKE = paths.REPO / "analysis" / "smoke-results"
 
@@ -38,11 +40,13 @@ def copy_gathered(dest, ignore=None):
     return dest
 
 
-MORE, O3_MORE, SEED_MORE = EXPECTED
+MORE, O3_MORE, SEED_MORE, LINES32_MORE = EXPECTED
 
 
 # analysis/seed-forkstorm-results' verdicts (tests/test_claims.py checks them).
 SEED_SCALE_VERDICTS = {1: "supported", 4: "not supported"}
+# analysis/32b-smoke-results' verdicts (tests/test_claims.py checks them).
+LINES32_VERDICTS = {1: "supported", 4: "not supported", 5: "supported", 6: "supported"}
 
 
 @pytest.fixture(scope="module")
@@ -82,8 +86,8 @@ def test_the_claims_page_opens_with_the_verdict_table_and_shows_no_code(pages):
         assert f'href="#c{n}">C{n}</a>: ' in row
         cells = [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row)]
         # claim, seed, QEMU x2, gem5 x2, expected smoke x2, expected O3 x2,
-        # expected seed scale x2, evidence
-        assert len(cells) == 13
+        # expected seed scale x2, expected 32-byte lines x2, evidence
+        assert len(cells) == 15
         assert cells[3] in verdicts and cells[5] in verdicts and cells[7] == cells[3]
         # The committed O3 results decide C1 and C2 on time; the rest need
         # runs they lack.
@@ -91,7 +95,10 @@ def test_the_claims_page_opens_with_the_verdict_table_and_shows_no_code(pages):
         # The seed-scale runs decide C1 (modelled cycles) and C4; C3 is
         # QEMU's, so inconclusive; the rest need runs they lack.
         assert cells[11] == SEED_SCALE_VERDICTS.get(n, "inconclusive")
-    assert all(f"{label} verdict" in table for label in (MORE, O3_MORE, SEED_MORE))
+        # The 32-byte lines' runs hold seeds 000's and 001's claims (C1-C6).
+        assert cells[13] == LINES32_VERDICTS.get(n, "inconclusive")
+    assert all(f"{label} verdict" in table
+               for label in (MORE, O3_MORE, SEED_MORE, LINES32_MORE))
     assert "no run made a rapw table (none of these gem5 runs did)" in table     # C9 on gem5
     # No code: no input cells, no highlighted source, no prompts.
     assert 'class="highlight' not in body and "In&nbsp;[" not in body
@@ -236,12 +243,17 @@ def test_the_claims_page_names_committed_results_by_their_place_in_the_repositor
     assert claims_page.where(tmp_path / "claims-smoke") == str(tmp_path / "claims-smoke")
 
 
-# The committed claims page, analysis/smoke-results/analysis/claims.html:
-# its further columns, as analysis/smoke-results/PROVENANCE.md's command
-# gives them.
-PAGE_MORE = {"QEMU, 5 repeats": paths.REPO / "analysis" / "repeats-smoke-results",
-             "QEMU, seed scale": paths.REPO / "analysis" / "seed-forkstorm-results",
-             "gem5 O3": paths.REPO / "analysis" / "o3-tiny-results"}
+def page_more() -> dict[str, Path]:
+    """The further columns of the committed claims page
+    (analysis/smoke-results/analysis/claims.html), read from the command
+    that made it in analysis/smoke-results/PROVENANCE.md, so that the page
+    checked is the page that command makes."""
+    made_by = [c for c in command_lines((SMOKE / "PROVENANCE.md").read_text())
+               if c.startswith("analyse analysis/smoke-results ")]
+    assert len(made_by) == 1, made_by
+    args = cli.command_line().parse_args(shlex.split(made_by[0]))
+    return {label: paths.REPO / directory
+            for label, _, directory in (item.partition("=") for item in args.more)}
 
 
 def test_the_committed_claims_page_is_the_committed_results_checked(tmp_path, monkeypatch):
@@ -249,7 +261,7 @@ def test_the_committed_claims_page_is_the_committed_results_checked(tmp_path, mo
     the committed results gives now, with no kernel build in the cache, as
     the notebook makes it (claims_page.columns, verdict_table)."""
     monkeypatch.setenv("HOTLINE_CACHE", str(tmp_path / "empty-cache"))
-    by_column, caption = claims_page.columns(SMOKE, PAGE_MORE)
+    by_column, caption = claims_page.columns(SMOKE, page_more())
     table = claims_page.verdict_table(claims.claims(), by_column, caption=caption)
     # The caption names the results by their place in the repository, so
     # the page made here is the page checked on any machine.  Compared as

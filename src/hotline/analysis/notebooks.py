@@ -35,7 +35,9 @@ EXPECTED = {"expected: claims-smoke (committed)": paths.REPO / "analysis" / "smo
             "expected: claims-o3-tiny, gem5 O3 (committed)":
                 paths.REPO / "analysis" / "o3-tiny-results",
             "expected: claims-seed-forkstorm, seed scale (committed)":
-                paths.REPO / "analysis" / "seed-forkstorm-results"}
+                paths.REPO / "analysis" / "seed-forkstorm-results",
+            "expected: claims-32b, 32-byte lines (committed)":
+                paths.REPO / "analysis" / "32b-smoke-results"}
 
 
 def gem5_results(directory: Path) -> Results:
