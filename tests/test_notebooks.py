@@ -227,6 +227,19 @@ def test_slimming_the_cycle_profile_keeps_what_the_claims_take():
     assert len(kernel_rows(labelled(slim))) == 3
 
 
+def test_slimming_for_the_claims_keeps_the_l1_rows_of_workloads_whose_claims_read_misses():
+    from hotline.analysis.slim import claims_misses
+    misses = pd.DataFrame({"run": ["fork", "fork", "fork", "lru", "lru"],
+                           "level": ["L1D", "L1I", "L2", "L1D", "L2"],
+                           "cycles": [1, 2, 3, 4, 5]})
+    runs = pd.DataFrame({"run_id": ["fork", "lru"], "workload": ["forkstorm", "lruwriters"]})
+    kept = claims_misses(misses, runs)
+    assert kept["cycles"].tolist() == [1, 2]
+    roi = pd.DataFrame({"run": ["fork"], "instructions": [10]})
+    pd.testing.assert_frame_equal(run_cost(kept, roi, ["run"]),
+                                  run_cost(misses[misses["run"] == "fork"], roi, ["run"]))
+
+
 def test_the_committed_smoke_results_are_slim():
     misses = pd.read_parquet(SMOKE / "misses.parquet")
     instructions = pd.read_parquet(SMOKE / "instructions.parquet")
