@@ -22,7 +22,7 @@ from hotline.analysis.cost import function_shares, instruction_listing, run_cost
 from hotline.analysis.listing import lock_and_unlock
 from hotline.analysis.notebooks import EXPECTED, analyse, notebooks
 from hotline.analysis.results import Results
-from hotline.analysis.slim import slim_instructions, slim_misses
+from hotline.analysis.slim import claims_misses, slim_instructions, slim_misses
 from hotline.errors import HotlineError
 from tests.test_claims import gem5_shaped
 from tests.test_docs import command_lines
@@ -54,9 +54,9 @@ def pages(tmp_path_factory):
     """Every notebook on the smoke results, and the claims page with the
     smoke results shaped as gem5's (tests/test_claims.py) as its gem5 side
     and the committed expected results (the same smoke results, the O3
-    results of analysis/o3-tiny-results and the seed-scale ones of
-    analysis/seed-forkstorm-results) as further columns, as the demo shows
-    them."""
+    results of analysis/o3-tiny-results, the seed-scale ones of
+    analysis/seed-forkstorm-results and the 32-byte lines' of
+    analysis/32b-smoke-results) as further columns, as the demo shows them."""
     results = tmp_path_factory.mktemp("smoke") / "claims-smoke"
     copy_gathered(results)
     gem5 = gem5_shaped(SMOKE, tmp_path_factory.mktemp("gem5") / "claims-smoke-gem5")
@@ -228,7 +228,6 @@ def test_slimming_the_cycle_profile_keeps_what_the_claims_take():
 
 
 def test_slimming_for_the_claims_keeps_the_l1_rows_of_workloads_whose_claims_read_misses():
-    from hotline.analysis.slim import claims_misses
     misses = pd.DataFrame({"run": ["fork", "fork", "fork", "lru", "lru"],
                            "level": ["L1D", "L1I", "L2", "L1D", "L2"],
                            "cycles": [1, 2, 3, 4, 5]})
