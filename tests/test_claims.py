@@ -1109,6 +1109,8 @@ def test_the_seed_scale_results_give_their_recorded_verdicts(tmp_path, monkeypat
 # (analysis/32b-smoke-results/PROVENANCE.md)
 
 LINES32 = paths.REPO / "analysis" / "32b-smoke-results"
+LINES32_VERDICTS = {"C1": SUPPORTED, "C2": INCONCLUSIVE, "C3": INCONCLUSIVE,
+                    "C4": NOT_SUPPORTED, "C5": SUPPORTED, "C6": SUPPORTED}
 
 
 def test_the_32_byte_line_results_give_their_recorded_verdicts(tmp_path, monkeypatch):
@@ -1123,9 +1125,7 @@ def test_the_32_byte_line_results_give_their_recorded_verdicts(tmp_path, monkeyp
     checks = {c.claim: c for c in claims.check_all(Results(LINES32))}
     decided = [checks[f"C{n}"] for n in range(1, 7)]
     assert {c.repeats for c in decided} == {5}
-    assert {c.claim: c.verdict for c in decided} == {
-        "C1": SUPPORTED, "C2": INCONCLUSIVE, "C3": INCONCLUSIVE, "C4": NOT_SUPPORTED,
-        "C5": SUPPORTED, "C6": SUPPORTED}
+    assert {c.claim: c.verdict for c in decided} == LINES32_VERDICTS
     c4 = checks["C4"]
     assert c4.control.verdict == NOT_SUPPORTED
     assert c4.numbers["causes"]["upgrade"] > 100 * sum(

@@ -24,7 +24,7 @@ from hotline.analysis.notebooks import EXPECTED, analyse, notebooks
 from hotline.analysis.results import Results
 from hotline.analysis.slim import claims_misses, slim_instructions, slim_misses
 from hotline.errors import HotlineError
-from tests.test_claims import gem5_shaped
+from tests.test_claims import LINES32_VERDICTS, gem5_shaped
 from tests.test_docs import command_lines
 
 SMOKE = paths.REPO / "analysis" / "smoke-results"
@@ -45,8 +45,6 @@ MORE, O3_MORE, SEED_MORE, LINES32_MORE = EXPECTED
 
 # analysis/seed-forkstorm-results' verdicts (tests/test_claims.py checks them).
 SEED_SCALE_VERDICTS = {1: "supported", 4: "not supported"}
-# analysis/32b-smoke-results' verdicts (tests/test_claims.py checks them).
-LINES32_VERDICTS = {1: "supported", 4: "not supported", 5: "supported", 6: "supported"}
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +94,7 @@ def test_the_claims_page_opens_with_the_verdict_table_and_shows_no_code(pages):
         # QEMU's, so inconclusive; the rest need runs they lack.
         assert cells[11] == SEED_SCALE_VERDICTS.get(n, "inconclusive")
         # The 32-byte lines' runs hold seeds 000's and 001's claims (C1-C6).
-        assert cells[13] == LINES32_VERDICTS.get(n, "inconclusive")
+        assert cells[13] == LINES32_VERDICTS.get(f"C{n}", "inconclusive")
     assert all(f"{label} verdict" in table
                for label in (MORE, O3_MORE, SEED_MORE, LINES32_MORE))
     assert "no run made a rapw table (none of these gem5 runs did)" in table     # C9 on gem5
