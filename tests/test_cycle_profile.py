@@ -6,6 +6,7 @@ test_gem5_backend.py runs it)."""
 
 import re
 
+import pandas as pd
 import pytest
 
 from hotline import paths
@@ -184,6 +185,42 @@ def test_a_window_in_slow_code_stands_for_the_fewer_micro_ops_it_ran(tmp_path, m
     assert table.loc[0xA0, "share_high"] - table.loc[0xA0, "share"] == \
         pytest.approx(0.5880, abs=1e-4)
     assert table.loc[0xA0, "cycles"] == pytest.approx(200)    # what the windows measured
+    # The estimate's two halves.  Micro-ops: A's 25 a window times 40, B's
+    # 100 times 10, of periods of 1,000: A's share 2,000 / 4,000 = 0.5;
+    # residuals 500, 500, -500, -500, sd 577.35 over the mean x 1,000:
+    # half-width 3.1824 x 0.57735 / 2 = 0.9187.  Cycles per micro-op: A's
+    # 100 cycles for 25 in each of its windows, 4 with no spread; B's 1.
+    assert table.loc[0xA0, "micro_ops"] == 50
+    assert table.loc[0xA0, "micro_op_share"] == pytest.approx(0.5)
+    assert table.loc[0xA0, "micro_op_share_high"] - table.loc[0xA0, "micro_op_share"] == \
+        pytest.approx(0.9187, abs=1e-4)
+    assert table.loc[0xA0, "cycles_per_micro_op"] == pytest.approx(4)
+    assert table.loc[0xA0, "cycles_per_micro_op_low"] == pytest.approx(4)
+    assert table.loc[0xB0, "cycles_per_micro_op"] == pytest.approx(1)
+    assert table["counted_micro_ops"].isna().all()     # this run counted none
+
+
+def test_cycles_per_micro_op_has_the_windows_spread_and_the_run_its_own_count(tmp_path,
+                                                                              monkeypatch):
+    # One core, two windows of 100 cycles, each period what its window ran
+    # (weights 1).  0x10 takes 40 cycles for 10 micro-ops, then 60 for 10:
+    # 100 / 20 = 5 cycles a micro-op; residuals y - 5 x = -10, 10, sd
+    # 14.142 over the mean x 10: half-width t(0.975, 1) = 12.706 x 1.4142 /
+    # sqrt(2) = 12.706.  The run counted 0x10 at 70 micro-ops, 0x20 not at
+    # all (0), and 0x30, which no window saw, has no row.
+    monkeypatch.setattr(cycle_profile, "with_code",
+                        lambda frame, *_: frame.assign(symbol="f", offset=0, source_line=""))
+    files = {(0, w, 0): profile(tmp_path, [(0x10, 10, 10, {"execute": c * 840}),
+                                           (0x20, 5, 5, {"commit": (100 - c) * 840})],
+                                halted=0, name=f"w{w}.csv")
+             for w, c in ((0, 40), (1, 60))}
+    counted = pd.Series({0x10: 70, 0x30: 9})
+    table = cycle_profile.sampled(files, dict.fromkeys(files, 15), objects=None, run_id="r",
+                                  counted=counted).set_index("pc")
+    assert table.loc[0x10, "cycles_per_micro_op"] == pytest.approx(5)
+    assert table.loc[0x10, "cycles_per_micro_op_high"] == pytest.approx(5 + 12.706, abs=1e-3)
+    assert table.loc[0x10, "micro_op_share"] == pytest.approx(20 / 30)
+    assert table["counted_micro_ops"].to_dict() == {0x10: 70.0, 0x20: 0.0}
 
 
 def test_a_window_that_committed_more_than_its_period_is_refused(tmp_path):

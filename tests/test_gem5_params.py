@@ -138,8 +138,11 @@ SAMPLED = {"period_cycles": 1_000_000, "warmup_cycles": 20_000, "measure_cycles"
 def test_a_sampled_o3_run_profiles_windows_not_regions():
     p = translate(with_gem5(specs.load_system("pentium3-4way-o3"), clock_ghz=1.0,
                             sampling=SAMPLED))
-    assert p["sampling"] == {**SAMPLED, "path": params.SAMPLED_PROFILE}
+    assert p["sampling"] == {**SAMPLED, "path": params.SAMPLED_PROFILE,
+                             "retire_path": params.RETIRE_COUNT}
     assert all(f"{{{k}}}" in params.SAMPLED_PROFILE for k in ("region", "sample", "cpu"))
+    # The whole region's micro-ops, per core and kind of core.
+    assert all(f"{{{k}}}" in params.RETIRE_COUNT for k in ("region", "cpu", "core"))
     assert p["cycle_profile"] is None and p["lsq_debug_flags"] == []
     # Atomic accesses notify no cache probe point: no misses are counted.
     assert p["miss_profile"] is None and p["traces"] is None

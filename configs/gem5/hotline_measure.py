@@ -66,6 +66,10 @@ else:
     )
     if params.sampling and not extension_built("HotlineCycleProfile"):
         fail(f"sampled simulation measures its windows with the cycle profile: {NO_EXTENSION}")
+    if params.sampling and not extension_built("HotlineRetireCount"):
+        fail("sampled simulation counts its micro-ops with HotlineRetireCount, which this "
+             "gem5's extension predates: rebuild gem5 with EXTRAS=configs/gem5/extras "
+             "(README.md, \"gem5\")")
     if params.cycle_profile and not extension_built("HotlineCycleProfile"):
         # One line, and the run goes on: its whole-run statistics need no
         # extension (the host says what is missing).
@@ -108,10 +112,22 @@ def cycle_profiles(path: str) -> list:
             for cpu, profile in enumerate(getattr(cache_hierarchy, "cycle_profiles", []))]
 
 
+def retire_counts(path: str) -> list:
+    """A sampled run's retire counts, the atomic cores' then the O3 cores'
+    (the cache hierarchy's order), and where each writes its table."""
+    counts = list(getattr(cache_hierarchy, "retire_counts", []))
+    n = len(counts) // 2
+    return [(count, os.path.join(m5.options.outdir, path.format(
+                region="{region}", cpu=i % n, core="atomic" if i < n else "o3")))
+            for i, count in enumerate(counts)]
+
+
 def profiles() -> list:
     """The extension's objects that measure whole regions, and where each
     writes a region's table."""
     found = cycle_profiles(params.cycle_profile) if params.cycle_profile else []
+    if params.sampling is not None:
+        found += retire_counts(params.sampling.retire_path)
     if hasattr(cache_hierarchy, "miss_profile"):
         found.append((cache_hierarchy.miss_profile,
                       os.path.join(m5.options.outdir, params.miss_profile.path)))

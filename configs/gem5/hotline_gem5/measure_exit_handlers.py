@@ -95,14 +95,17 @@ class Sampler:
         self._enter(self.FAST)
 
     def region_closed(self) -> dict:
-        """Back to the atomic cores; the region's windows, and whether its
-        end cut one short (dropped)."""
+        """Back to the atomic cores; the region's windows, whether its end
+        cut one short (dropped), and each core's micro-ops in the whole
+        region (gem5's statistic, which the retire counts are checked
+        against)."""
         cut = self._state == self.MEASURE
         if self._processor.on_o3():
             self._processor.switch()
         self._state, self._due = self.OFF, None
         return {"windows": self._sample, "window_cut": cut,
-                "period_micro_ops": self._periods}
+                "period_micro_ops": self._periods,
+                "region_micro_ops": self._micro_ops()}
 
     def step(self) -> None:
         """A scheduled tick exit: the end of the current state, if due now."""

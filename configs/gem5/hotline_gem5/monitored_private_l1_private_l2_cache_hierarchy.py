@@ -16,8 +16,9 @@ walks are cached) instead of straight to memory.
 
 With cycle_profile, each core also gets hotline's cycle profile
 (configs/gem5/extras, HotlineCycleProfile: O3 cores only), listening to the
-core and to its L1D and L2; with miss_profile, the system gets hotline's
-miss profile (HotlineMissProfile), listening to every L1D and L2."""
+core and to its L1D and L2, and in a sampled run each atomic and O3 core a
+retire count (HotlineRetireCount); with miss_profile, the system gets
+hotline's miss profile (HotlineMissProfile), listening to every L1D and L2."""
 
 from __future__ import annotations
 
@@ -55,7 +56,7 @@ def traced_monitor(trace_dir: str, name: str, *, responses: bool) -> CommMonitor
 def extension_built(sim_object: str) -> bool:
     """Whether this gem5 was built with hotline's extension (EXTRAS=
     configs/gem5/extras) and so has sim_object (HotlineCycleProfile,
-    HotlineMissProfile); a gem5 built from an older checkout may have one
+    HotlineMissProfile, HotlineRetireCount); a gem5 built from an older checkout may have one
     and not the other."""
     import m5.objects
     return hasattr(m5.objects, sim_object)
@@ -155,6 +156,13 @@ class MonitoredPrivateL1PrivateL2CacheHierarchy(PrivateL1PrivateL2CacheHierarchy
             self.cycle_profiles = [
                 HotlineCycleProfile(manager=cpu.get_simobject(), l1d=self.l1dcaches[i],
                                     l2=self.l2caches[i]) for i, cpu in enumerate(profiled)]
+            if profiled is not cores:
+                # A sampled run's own count of what its windows estimate:
+                # every micro-op of the region, on the atomic cores and the
+                # O3 ones.
+                from m5.objects import HotlineRetireCount
+                self.retire_counts = [HotlineRetireCount(manager=cpu.get_simobject())
+                                      for cpu in cores + profiled]
         if self._miss_profile is not None:
             from m5.objects import HotlineMissProfile
             self.miss_profile = HotlineMissProfile(l1ds=self.l1dcaches, l2s=self.l2caches,

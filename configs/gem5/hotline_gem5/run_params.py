@@ -24,7 +24,7 @@ from typing import Literal, Optional, Union
 
 # Bumped whenever a field changes meaning, so that a script never reads
 # parameters written for another version of itself.
-SCHEMA = 4
+SCHEMA = 5
 
 
 # What a gem5 built without hotline's extension cannot measure, said once by
@@ -136,11 +136,15 @@ class Sampling:
     """SMARTS's systematic sampling of the regions (hotline.specs.Sampling):
     atomic cores between the windows, O3 cores in them; each window's
     measured part profiled into `path` in --outdir ({region}, {sample} and
-    {cpu} are numbers from 0)."""
+    {cpu} are numbers from 0); each core's micro-ops per instruction over
+    the whole region, its atomic and its O3 core's apart, counted into
+    `retire_path` ({region}, {cpu}, and {core}: "atomic" or "o3"), the run's
+    own figures for what the windows estimate."""
     period_cycles: int
     warmup_cycles: int
     measure_cycles: int
     path: str
+    retire_path: str
 
 
 @dataclass(frozen=True)

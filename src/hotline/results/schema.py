@@ -53,9 +53,14 @@ region_cycles.parquet (gem5 O3), one row per (region, cpu): the region's
   cycles and the halted ones among them (the rest add up to the cpu's
   cycles in cycles.parquet), and the sampled view's period.
 sampled_cycles.parquet (gem5 O3, sampled simulation), one row per
-  instruction: the windows measured, its cycles in them (all cores), and
-  its share of the unhalted cycles estimated over the windows, with the
-  95% interval (share_low, share_high), symbolized.
+  instruction: the windows measured, its cycles and micro-ops in them (all
+  cores), and its share of the unhalted cycles estimated over the windows,
+  with the 95% interval (share_low, share_high); the two halves of that
+  estimate, each with its interval: its share of the region's micro-ops
+  (micro_op_share) and its cycles per micro-op in the windows
+  (cycles_per_micro_op); and the micro-ops the run itself counted for it
+  on its atomic and O3 cores (counted_micro_ops; NaN where the run did not
+  count them), symbolized.
 code.parquet (committed gem5 results only: analysis/slim.py), one row per
   instruction of the functions whose locks the claims find by their code
   (analysis.claims.common.CHAIN_FUNCTIONS), as the run's kernel
@@ -104,6 +109,10 @@ REGION_CYCLES = {"run": "string", "region": "int64", "cpu": "int64", "cycles": "
                  "halted_cycles": "int64", "sample_period": "int64"}
 SAMPLED_CYCLES = {"run": "string", "pc": "uint64", "windows": "int64", "cycles": "float64",
                   "share": "float64", "share_low": "float64", "share_high": "float64",
+                  "micro_ops": "int64", "micro_op_share": "float64",
+                  "micro_op_share_low": "float64", "micro_op_share_high": "float64",
+                  "cycles_per_micro_op": "float64", "cycles_per_micro_op_low": "float64",
+                  "cycles_per_micro_op_high": "float64", "counted_micro_ops": "float64",
                   "symbol": "string", "offset": "int64", "source_line": "string"}
 CODE = {"run": "string", "symbol": "string", "offset": "int64", "pc": "uint64",
         "bytes": "string", "text": "string"}

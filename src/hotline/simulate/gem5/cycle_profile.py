@@ -80,11 +80,29 @@ def tables(files: dict[tuple[int, int], Path], objects, run_id: str) -> dict[str
                 schema.REGION_CYCLES)), schema.REGION_CYCLES, "region_cycles")}
 
 
+def _ratio(y: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The ratio estimator of a systematic sample, row by row: sum(y) /
+    sum(x) over the windows (the columns), and its 95% half-width, the
+    Student-t half-width of the residuals y - R x over the mean x.  x is one
+    row for all (the windows' totals) or one per row; NaN where it sums
+    to 0."""
+    x = np.broadcast_to(x, y.shape)
+    n = y.shape[1]
+    total = x.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(total > 0, y.sum(axis=1) / total, np.nan)
+        residuals = y - np.nan_to_num(ratio)[:, None] * x
+        spread = residuals.std(axis=1, ddof=1) / x.mean(axis=1) if n > 1 \
+            else np.zeros(len(y))
+    return ratio, np.where(total > 0, half_width(spread, n), np.nan)
+
+
 def sampled(files: dict[tuple[int, int, int], Path], periods: dict[tuple[int, int, int], int],
-            objects, run_id: str) -> pd.DataFrame:
+            objects, run_id: str, counted: pd.Series | None = None) -> pd.DataFrame:
     """sampled_cycles of every (region, window, cpu)'s table; periods: the
     micro-ops each core committed in the period that ends with the window
-    (its atomic and O3 cores together), keyed as files.
+    (its atomic and O3 cores together), keyed as files; counted: the run's
+    own micro-ops per instruction (retire_count.py), if it counted them.
 
     The exact profile's share of an instruction is its cycles over the
     unhalted cycles of the region (all cores).  Each window stands for its
@@ -98,6 +116,13 @@ def sampled(files: dict[tuple[int, int, int], Path], periods: dict[tuple[int, in
     instruction's estimated cycles in a window's period, x the period's
     estimated unhalted cycles, both summed over the cores) over the mean x.
 
+    The estimate is the product of two, each with its own interval so that
+    each can be checked on its own: the instruction's share of the
+    micro-ops (its window micro-ops times U / K over the periods' U), which
+    the run's own count (`counted`) can be set against, and its cycles per
+    micro-op in the windows (the same ratio, of its cycles to its micro-ops,
+    window by window), which an exact O3 run of the same code can.
+
     Windows are placed in the atomic cores' time, which runs one micro-op a
     cycle whatever the code, and last a fixed number of O3 cycles: without
     the U / K weights a window in slow code (misses, a lock) would count as
@@ -109,7 +134,7 @@ def sampled(files: dict[tuple[int, int, int], Path], periods: dict[tuple[int, in
     (K = 0) gives nothing; one that ran cycles but committed nothing in
     them has no rate to scale by and is left out too.  An instruction a
     window did not see has 0 cycles there."""
-    per_window, totals = [], {}
+    per_window, totals, work = [], {}, {}
     for (region, window, cpu), path in sorted(files.items()):
         meta, rows = read(path)
         units = meta["units_per_cycle"]
@@ -122,30 +147,44 @@ def sampled(files: dict[tuple[int, int, int], Path], periods: dict[tuple[int, in
                                "of gem5 disagree")
         weight = period / measured if measured else 0.0
         cycles = rows[list(schema.CYCLE_CAUSES)].sum(axis=1).astype("float64") / units
+        micro_ops = rows["micro_ops"].astype("float64")
         per_window.append(pd.DataFrame({"window": [(region, window)] * len(rows),
                                         "pc": rows["pc"], "cycles": cycles,
-                                        "estimated": cycles * weight}))
-        totals[(region, window)] = totals.get((region, window), 0.0) + \
+                                        "micro_ops": micro_ops,
+                                        "estimated": cycles * weight,
+                                        "estimated_micro_ops": micro_ops * weight}))
+        key = (region, window)
+        totals[key] = totals.get(key, 0.0) + \
             weight * (meta["region_cycles"] - meta["halted_cycles"])
+        work[key] = work.get(key, 0.0) + (period if measured else 0.0)
     if not per_window:
         return schema.conform(schema.empty(schema.SAMPLED_CYCLES), schema.SAMPLED_CYCLES,
                               "sampled_cycles")
     windows = sorted(totals)
     frame = pd.concat(per_window, ignore_index=True)
-    estimated = frame.pivot_table(index="pc", columns="window", values="estimated",
-                                  aggfunc="sum", fill_value=0.0).reindex(columns=windows,
-                                                                         fill_value=0.0)
-    measured = frame.groupby("pc")["cycles"].sum().reindex(estimated.index)
-    y = estimated.to_numpy()
-    x = np.array([totals[w] for w in windows])
-    n = len(windows)
-    share = y.sum(axis=1) / x.sum() if x.sum() > 0 else np.zeros(len(y))
-    residuals = y - share[:, None] * x[None, :]
-    spread = residuals.std(axis=1, ddof=1) / x.mean() if n > 1 and x.sum() > 0 \
-        else np.zeros(len(y))
-    half = half_width(spread, n)
-    table = pd.DataFrame({"run": run_id, "pc": estimated.index.astype("uint64"), "windows": n,
-                          "cycles": measured.to_numpy(), "share": share,
-                          "share_low": share - half, "share_high": share + half})
+
+    def by_window(column: str) -> np.ndarray:
+        return frame.pivot_table(index="pc", columns="window", values=column, aggfunc="sum",
+                                 fill_value=0.0).reindex(columns=windows,
+                                                         fill_value=0.0).to_numpy()
+
+    pcs = np.sort(frame["pc"].unique())
+    time, work_done = by_window("estimated"), by_window("estimated_micro_ops")
+    share, half = _ratio(time, np.array([totals[w] for w in windows]))
+    share = np.nan_to_num(share)
+    op_share, op_half = _ratio(work_done, np.array([work[w] for w in windows]))
+    cpi, cpi_half = _ratio(time, work_done)
+    measured = frame.groupby("pc")[["cycles", "micro_ops"]].sum().reindex(pcs)
+    table = pd.DataFrame({
+        "run": run_id, "pc": pcs.astype("uint64"), "windows": len(windows),
+        "cycles": measured["cycles"].to_numpy(), "share": share,
+        "share_low": share - np.nan_to_num(half), "share_high": share + np.nan_to_num(half),
+        "micro_ops": measured["micro_ops"].to_numpy().astype("int64"),
+        "micro_op_share": op_share, "micro_op_share_low": op_share - op_half,
+        "micro_op_share_high": op_share + op_half,
+        "cycles_per_micro_op": cpi, "cycles_per_micro_op_low": cpi - cpi_half,
+        "cycles_per_micro_op_high": cpi + cpi_half,
+        "counted_micro_ops": np.nan if counted is None
+        else counted.reindex(pcs, fill_value=0).to_numpy(dtype="float64")})
     table = with_code(table, "pc", "", objects)
     return schema.conform(table, schema.SAMPLED_CYCLES, "sampled_cycles")

@@ -65,6 +65,7 @@ TRACE_DIR = "traces"
 CYCLE_PROFILE = "cycles/region{region}.cpu{cpu}.csv"   # configs/gem5/extras/cycle_profile.hh
 MISS_PROFILE = "misses/region{region}.csv"     # configs/gem5/extras/miss_profile.hh
 SAMPLED_PROFILE = "cycles/region{region}.sample{sample}.cpu{cpu}.csv"   # the same, per window
+RETIRE_COUNT = "retired/region{region}.cpu{cpu}.{core}.csv"   # extras/retire_count.hh
 # Monitor names: one per core and boundary; the trace files are NAME.req.trc.gz
 # and (below the caches) NAME.resp.trc.gz.
 CORE_MONITOR = "core_to_l1d_cpu{cpu}"
@@ -205,7 +206,8 @@ def measure_params(system: SystemSpec, machine, checkpoint_dir: Path, repeat: in
         cycle_profile=CYCLE_PROFILE if o3 and classic and not sampled else None,
         sampling=run_params.Sampling(
             period_cycles=sampled.period_cycles, warmup_cycles=sampled.warmup_cycles,
-            measure_cycles=sampled.measure_cycles, path=SAMPLED_PROFILE) if sampled else None,
+            measure_cycles=sampled.measure_cycles, path=SAMPLED_PROFILE,
+            retire_path=RETIRE_COUNT) if sampled else None,
         miss_profile=run_params.MissProfile(
             path=MISS_PROFILE, l1d_lines=l1d_lines(system), l2_lines=l2_lines(system),
             user_space_end=USER_SPACE_END) if classic and not sampled else None,

@@ -24,7 +24,8 @@ and points GEM5 at the binary (gem5.opt for X86, v24.0).  Each run:
    profile of each region (O3 with classic caches, from hotline's gem5
    extension: cycle_profile.py) into cycles.parquet and
    region_cycles.parquet (or, sampled, each window's into
-   sampled_cycles.parquet), and gem5_miss_summary.json or
+   sampled_cycles.parquet, with each core's retire count: retire_count.py),
+   and gem5_miss_summary.json or
    gem5_trace_summary.json.
 """
 
@@ -42,7 +43,8 @@ from hotline.console import say
 from hotline.errors import HotlineError
 from hotline.inputs import read_text
 from hotline.simulate.gem5 import (checkpoints, cycle_profile, lsq_trace, miss_profile,
-                                   params as gem5_params, physical_map, stats, trace_misses)
+                                   params as gem5_params, physical_map, retire_count, stats,
+                                   trace_misses)
 from hotline.simulate import guest_log
 from hotline.simulate.backend import Outcome
 from hotline.simulate.supervise import exit_failure, supervise, write_command
@@ -256,8 +258,21 @@ def _sampled_tables(run_dir: Path, run_id: str, params, objects,
                            f"{len(set(files) - set(periods))} of the {len(files)} sampled "
                            f"windows' periods are missing (a run from before the Sampler "
                            f"counted them); run it again")
-    cycle_profile.sampled(files, periods, objects, run_id).to_parquet(
+    # The run's own micro-ops per instruction, on its atomic and O3 cores,
+    # against which the windows' estimate of them is checked.
+    closed = [(region, r) for region, r in enumerate(regions) if r["end"] is not None]
+    retired = {(region, cpu, core): out / params.sampling.retire_path.format(
+                   region=region, cpu=cpu, core=core)
+               for region, _ in closed for cpu in range(params.machine.cpus)
+               for core in retire_count.CORES}
+    _all_written(retired.values(), "retire counts")
+    statistic = {(region, cpu): n for region, r in closed
+                 for cpu, n in enumerate(r.get("region_micro_ops", []))}
+    counted = retire_count.counted(retired, statistic)
+    cycle_profile.sampled(files, periods, objects, run_id, counted).to_parquet(
         run_dir / "sampled_cycles.parquet", index=False)
+    account["counted_micro_ops"] = int(counted.sum())
+    account["region_micro_ops"] = sum(statistic.values())
     account["sampled_windows"] = len(files) // params.machine.cpus
     account["windows_cut_short"] = sum(bool(r.get("window_cut")) for r in regions)
     return {"sampled_cycles": run_dir / "sampled_cycles.parquet"}
