@@ -998,6 +998,17 @@ def test_the_o3_experiments_have_every_o3_run_the_fork_storm_claims_need(spec):
         assert covered(need, runs, True) == set(need.variants), (claim, need)
 
 
+def test_the_tiny_o3_experiment_has_every_o3_run_the_microbenchmark_claim_needs():
+    """claims-o3-tiny decides C11 on time too: its O3 need (lmbench-lite on
+    baseline and pgd-cache) is in it, on O3 cores; the 32-byte twin leaves
+    it out (C11 is not about the line size)."""
+    [need] = [n for n in CLAIMS["C11"].needs if n.o3]
+    experiments = paths.REPO / "configs" / "experiments"
+    assert covered(need, plan(load_spec(experiments / "claims-o3-tiny.toml")), True) == \
+        set(need.variants)
+    assert not covered(need, plan(load_spec(experiments / "claims-o3-tiny-32b.toml")), True)
+
+
 # The committed smoke results (analysis/smoke-results/PROVENANCE.md) --------
 
 SMOKE_VERDICTS = {
