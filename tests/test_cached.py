@@ -2,10 +2,12 @@
 and that is written once: no other module spells the staging suffix."""
 
 import re
+import threading
+import time
 
 import pytest
 
-from hotline import paths
+from hotline import cached, paths
 from hotline.cached import staged
 
 
@@ -45,3 +47,29 @@ def test_only_outputs_spells_the_staging_suffix():
     spelled = [str(p.relative_to(paths.REPO)) for p in (paths.REPO / "src").rglob("*.py")
                if p.name != "outputs.py" and re.search(r"""["']\.partial["']""", p.read_text())]
     assert spelled == []
+
+
+def test_a_second_builder_waits_and_then_reuses_the_first_ones_build(tmp_path, monkeypatch):
+    """Two processes needing the same plugin: the second waits for the
+    first's lock, then finds its build instead of emptying its staging
+    and compiling again."""
+    from hotline.simulate.qemu import plugins
+    monkeypatch.setattr(paths, "cache_dir", lambda: tmp_path)
+    sources, flags = [paths.REPO / "plugins" / "empty.c"], ["-O2", "-shared", "-fPIC"]
+    _, so = plugins._shared_object("empty", sources, flags)
+    holding, done = threading.Event(), threading.Event()
+
+    def first_builder():
+        with cached.exclusive(so.parent):
+            holding.set()
+            time.sleep(0.5)
+            so.parent.mkdir(parents=True)
+            so.write_text("the first builder's")
+        done.set()
+
+    thread = threading.Thread(target=first_builder)
+    thread.start()
+    assert holding.wait(10)
+    plugins._build_shared_object("empty", sources, flags)
+    thread.join()
+    assert done.is_set() and so.read_text() == "the first builder's"

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hotline import paths
-from hotline.cached import staged
+from hotline.cached import exclusive, staged
 from hotline.console import phase, say
 from hotline.errors import HotlineError
 from hotline.hashing import hash_file, hash_files, hash_json, short
@@ -82,6 +82,15 @@ def build_image() -> DiskImage:
     if (final / "image.json").is_file():
         say(f"disk image: cached build {short(key)} reused ({image.path})")
         return image
+    with exclusive(final):
+        if (final / "image.json").is_file():
+            say(f"disk image: built meanwhile by another process, reused ({image.path})")
+            return image
+        _build(final, key, inputs)
+    return image
+
+
+def _build(final: Path, key: str, inputs: dict) -> None:
     with staged(final) as staging, phase(f"disk image: building {short(key)}"):
         root = staging / "root"
         _populate(root)
@@ -92,7 +101,6 @@ def build_image() -> DiskImage:
         info = {"key": key, "inputs": inputs, "sha256": hash_file(staging / "disk.img"),
                 "initramfs_sha256": hash_file(staging / "initramfs.cpio")}
         (staging / "image.json").write_text(json.dumps(info, indent=2) + "\n")
-    return image
 
 
 def _populate(root: Path) -> None:

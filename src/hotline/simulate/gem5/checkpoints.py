@@ -19,7 +19,6 @@ figures), written last: a directory without it is not a checkpoint.  The boot ru
 boot leaves its logs with the run that needed it.
 """
 
-import fcntl
 import json
 import re
 import shutil
@@ -27,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hotline import paths
-from hotline.cached import staged
+from hotline.cached import exclusive, staged
 from hotline.console import elapsed, say
 from hotline.errors import HotlineError
 from hotline.inputs import read_text
@@ -99,10 +98,8 @@ def ensure_checkpoint(inputs: dict, machine, *, gem5: Path, work: Path, timeout_
         say(f"{label}: checkpoint {short(checkpoint.key)} restored, no boot "
             f"({checkpoint.directory})")
         return checkpoint, None
-    checkpoint.directory.parent.mkdir(parents=True, exist_ok=True)
-    with open(checkpoint.directory.with_name(checkpoint.directory.name + ".lock"), "w") as lock:
+    with exclusive(checkpoint.directory):
         # Runs that need the same checkpoint wait for one boot.
-        fcntl.flock(lock, fcntl.LOCK_EX)
         if checkpoint.exists():
             say(f"{label}: checkpoint booted meanwhile by another run, restored")
             return checkpoint, None

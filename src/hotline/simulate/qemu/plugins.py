@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hotline import paths
-from hotline.cached import staged
+from hotline.cached import exclusive, staged
 from hotline.console import say
 from hotline.errors import HotlineError
 from hotline.hashing import hash_file, hash_files, hash_json, short
@@ -147,12 +147,15 @@ def _build_shared_object(name: str, sources: list[Path], cflags: list[str]) -> t
     key, path = _shared_object(name, sources, cflags)
     if path.is_file():
         return key, path
-    with staged(path.parent) as staging:
-        includes = [f"-I{d}" for d in dict.fromkeys(s.parent for s in sources)]
-        result = subprocess.run(["gcc", *cflags, *includes, "-I", str(PLUGINS), "-o",
-                                 str(staging / path.name), *map(str, sources)],
-                                capture_output=True, text=True)
-        if result.returncode != 0:
-            raise HotlineError(f"{name} does not compile:\n{result.stderr.strip()}")
+    with exclusive(path.parent):
+        if path.is_file():
+            return key, path        # built meanwhile by another process
+        with staged(path.parent) as staging:
+            includes = [f"-I{d}" for d in dict.fromkeys(s.parent for s in sources)]
+            result = subprocess.run(["gcc", *cflags, *includes, "-I", str(PLUGINS), "-o",
+                                     str(staging / path.name), *map(str, sources)],
+                                    capture_output=True, text=True)
+            if result.returncode != 0:
+                raise HotlineError(f"{name} does not compile:\n{result.stderr.strip()}")
     say(f"{name}: built {short(key)}")
     return key, path
