@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 import pyarrow.parquet as pq
@@ -24,7 +25,8 @@ from hotline.analysis.notebooks import EXPECTED, analyse, notebooks
 from hotline.analysis.results import Results
 from hotline.analysis.slim import claims_misses, slim_instructions, slim_misses
 from hotline.errors import HotlineError
-from tests.test_claims import LINES32_VERDICTS, gem5_shaped
+from tests.test_claims import (LINES32_VERDICTS, O3_TINY_VERDICTS, SEED_SCALE_VERDICTS,
+                                gem5_shaped)
 from tests.test_docs import command_lines
 
 SMOKE = paths.REPO / "analysis" / "smoke-results"
@@ -42,9 +44,6 @@ def copy_gathered(dest, ignore=None):
 
 MORE, O3_MORE, SEED_MORE, LINES32_MORE = EXPECTED
 
-
-# analysis/seed-forkstorm-results' verdicts (tests/test_claims.py checks them).
-SEED_SCALE_VERDICTS = {1: "supported", 4: "not supported"}
 
 
 @pytest.fixture(scope="module")
@@ -87,12 +86,10 @@ def test_the_claims_page_opens_with_the_verdict_table_and_shows_no_code(pages):
         # expected seed scale x2, expected 32-byte lines x2, evidence
         assert len(cells) == 15
         assert cells[3] in verdicts and cells[5] in verdicts and cells[7] == cells[3]
-        # The committed O3 results decide C1 and C2 on time; the rest need
-        # runs they lack.
-        assert cells[9] == ("supported" if n in (1, 2) else "inconclusive")
-        # The seed-scale runs decide C1 (modelled cycles) and C4; C3 is
-        # QEMU's, so inconclusive; the rest need runs they lack.
-        assert cells[11] == SEED_SCALE_VERDICTS.get(n, "inconclusive")
+        # Each committed column's verdicts, as tests/test_claims.py checks
+        # them on its tables.
+        assert cells[9] == O3_TINY_VERDICTS.get(f"C{n}", "inconclusive")
+        assert cells[11] == SEED_SCALE_VERDICTS.get(f"C{n}", "inconclusive")
         # The 32-byte lines' runs hold seeds 000's and 001's claims (C1-C6).
         assert cells[13] == LINES32_VERDICTS.get(f"C{n}", "inconclusive")
     assert all(f"{label} verdict" in table
@@ -235,6 +232,42 @@ def test_slimming_for_the_claims_keeps_the_l1_rows_of_workloads_whose_claims_rea
     roi = pd.DataFrame({"run": ["fork"], "instructions": [10]})
     pd.testing.assert_frame_equal(run_cost(kept, roi, ["run"]),
                                   run_cost(misses[misses["run"] == "fork"], roi, ["run"]))
+
+
+def test_merging_gathered_results_gives_one_gathering_of_all_their_runs(tmp_path):
+    """analysis/o3-tiny-results split by run into two gatherings, the one
+    slimmed again and the other not: merged, every table has the rows it
+    had (a committed directory can take new runs); a run in both is
+    refused."""
+    import pyarrow.parquet as pq
+
+    from hotline import sealed
+    from hotline.analysis.slim import merge, slim
+    whole = paths.REPO / "analysis" / "o3-tiny-results"
+    run_ids = pd.read_parquet(whole / "runs.parquet")["run_id"]
+    parts = []
+    for half, keep in enumerate((run_ids[:2], run_ids[2:])):
+        part = tmp_path / f"part{half}"
+        part.mkdir()
+        for table in whole.glob("*.parquet"):
+            if table.stem != "runs":
+                frame = pd.read_parquet(table)
+                frame[frame["run"].isin(keep)].to_parquet(part / table.name, index=False)
+        runs = pq.read_table(whole / "runs.parquet").to_pandas()
+        sealed.write_index(part, "runs.parquet", pa.Table.from_pandas(
+            runs[runs["run_id"].isin(keep)], preserve_index=False))
+        parts.append(part)
+    slim(parts[0], parts[0])
+    merge(parts, tmp_path / "merged")
+    Results(tmp_path / "merged")            # its seal holds
+    for table in whole.glob("*.parquet"):
+        before, after = pd.read_parquet(table), pd.read_parquet(tmp_path / "merged" / table.name)
+        by = list(before.columns)
+        pd.testing.assert_frame_equal(
+            before.sort_values(by).reset_index(drop=True),
+            after[by].sort_values(by).reset_index(drop=True), check_dtype=False), table.name
+    with pytest.raises(HotlineError, match="is in more than one of"):
+        merge([parts[0], tmp_path / "merged"], tmp_path / "twice")
 
 
 def test_the_committed_smoke_results_are_slim():

@@ -19,6 +19,11 @@ notebooks give the same outputs on the slim tables as on the full ones.
                 so that the slim results need no kernel build
   other tables  as gathered
 
+Several sources are merged first (merge(): every table's rows of all of
+them, as one gathering of all their runs would have written it), so that
+new runs can join results committed before them: the committed directory
+may be one of the sources and the target.
+
 With --claims, for results that only the claims page shows (a further
 column of it), misses are cut further to what the claims read: the L1
 rows (stall cycles, cost.l1_stalls; C4's L1D misses), and none of the
@@ -30,7 +35,7 @@ copies of both directories and compares every output of every cell (with
 --claims: checks every claim on both and compares each verdict, figure,
 reason and control); it fails if one differs:
 
-    .venv/bin/python -m hotline.analysis.slim FULL_RESULTS_DIR SLIM_RESULTS_DIR [--claims]
+    .venv/bin/python -m hotline.analysis.slim FULL_RESULTS_DIR... SLIM_RESULTS_DIR [--claims]
 """
 
 import re
@@ -143,6 +148,32 @@ def slim(source: Path, target: Path, claims_only: bool = False) -> dict[str, tup
             for name in slimmed}
 
 
+def merge(sources: list[Path], target: Path) -> None:
+    """The gathered results of every source in target, as one: each
+    table's rows of all of them (a column that one source's table lacks,
+    such as those slimming sums over, is null in its rows), runs.parquet
+    last and sealed.  A run in two sources is refused."""
+    tables: dict[str, list[pa.Table]] = {}
+    for source in sources:
+        if not (Path(source) / "runs.parquet").is_file():
+            raise HotlineError(f"{source} has no runs.parquet: give a gathered results "
+                               "directory")
+        for path in sorted(Path(source).glob("*.parquet")):
+            tables.setdefault(path.stem, []).append(pq.read_table(path))
+    run_ids = pd.concat([t.to_pandas()["run_id"] for t in tables["runs"]])
+    if twice := sorted(set(run_ids[run_ids.duplicated()])):
+        raise HotlineError(f"run {twice[0]} is in more than one of {', '.join(map(str, sources))}:"
+                           " merge results of different runs")
+    merged = {name: pa.concat_tables(parts, promote_options="permissive")
+              for name, parts in tables.items()}
+    target = outputs.make_dir(Path(target))
+    for name in sorted(merged):
+        if name != "runs":
+            with outputs.replacing(target / f"{name}.parquet") as partial:
+                pq.write_table(merged[name], partial)
+    sealed.write_index(target, "runs.parquet", merged["runs"])
+
+
 def _table(frame: pd.DataFrame) -> pa.Table:
     """As gathering writes tables: no index, no pandas metadata."""
     return pa.Table.from_pandas(frame, preserve_index=False).replace_schema_metadata(None)
@@ -184,10 +215,20 @@ def claim_checks(results_dir: Path) -> dict[str, list[str]]:
 def main(argv: list[str]) -> int:
     claims_only = "--claims" in argv
     argv = [a for a in argv if a != "--claims"]
-    if len(argv) != 2:
+    if len(argv) < 2:
         print(__doc__.rsplit("\n\n", 1)[-1].strip(), file=sys.stderr)
         return 2
-    source, target = Path(argv[0]), Path(argv[1])
+    sources, target = [Path(a) for a in argv[:-1]], Path(argv[-1])
+    with tempfile.TemporaryDirectory() as scratch:
+        source = sources[0]
+        if len(sources) > 1:
+            source = Path(scratch) / "merged"
+            if status := guarded(lambda: merge(sources, source)):
+                return status
+        return _slim_and_compare(source, target, claims_only)
+
+
+def _slim_and_compare(source: Path, target: Path, claims_only: bool) -> int:
     rows = {}
     if status := guarded(lambda: rows.update(slim(source, target, claims_only))):
         return status
