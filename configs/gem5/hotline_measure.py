@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from hotline_gem5.preflight import check_build, check_files, fail, load_params  # noqa: E402
 from hotline_gem5.run_params import (  # noqa: E402
-    NO_EXTENSION, NO_MISS_EXTENSION, MeasureParams, RubyCaches,
+    NO_EXTENSION, NO_MISS_EXTENSION, RETIRE_CORES, MeasureParams, RubyCaches,
 )
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -116,9 +116,9 @@ def retire_counts(path: str) -> list:
     """A sampled run's retire counts, the atomic cores' then the O3 cores'
     (the cache hierarchy's order), and where each writes its table."""
     counts = list(getattr(cache_hierarchy, "retire_counts", []))
-    n = len(counts) // 2
+    n = len(counts) // len(RETIRE_CORES)
     return [(count, os.path.join(m5.options.outdir, path.format(
-                region="{region}", cpu=i % n, core="atomic" if i < n else "o3")))
+                region="{region}", cpu=i % n, core=RETIRE_CORES[i // n])))
             for i, count in enumerate(counts)]
 
 

@@ -56,8 +56,8 @@ def traced_monitor(trace_dir: str, name: str, *, responses: bool) -> CommMonitor
 def extension_built(sim_object: str) -> bool:
     """Whether this gem5 was built with hotline's extension (EXTRAS=
     configs/gem5/extras) and so has sim_object (HotlineCycleProfile,
-    HotlineMissProfile, HotlineRetireCount); a gem5 built from an older checkout may have one
-    and not the other."""
+    HotlineMissProfile, HotlineRetireCount); a gem5 built from an older
+    checkout may have one and not the other."""
     import m5.objects
     return hasattr(m5.objects, sim_object)
 

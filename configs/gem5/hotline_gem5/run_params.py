@@ -131,6 +131,11 @@ class MissProfile:
     user_space_end: int   # data addresses of instructions below it are not kept
 
 
+# The {core} of Sampling.retire_path: each core's atomic and O3 core, in the
+# order the cache hierarchy makes their retire counts.
+RETIRE_CORES = ("atomic", "o3")
+
+
 @dataclass(frozen=True)
 class Sampling:
     """SMARTS's systematic sampling of the regions (hotline.specs.Sampling):

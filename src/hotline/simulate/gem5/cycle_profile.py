@@ -163,12 +163,13 @@ def sampled(files: dict[tuple[int, int, int], Path], periods: dict[tuple[int, in
     windows = sorted(totals)
     frame = pd.concat(per_window, ignore_index=True)
 
+    pcs = np.sort(frame["pc"].unique())
+
     def by_window(column: str) -> np.ndarray:
         return frame.pivot_table(index="pc", columns="window", values=column, aggfunc="sum",
-                                 fill_value=0.0).reindex(columns=windows,
+                                 fill_value=0.0).reindex(index=pcs, columns=windows,
                                                          fill_value=0.0).to_numpy()
 
-    pcs = np.sort(frame["pc"].unique())
     time, work_done = by_window("estimated"), by_window("estimated_micro_ops")
     share, half = _ratio(time, np.array([totals[w] for w in windows]))
     share = np.nan_to_num(share)

@@ -17,10 +17,11 @@ import pandas as pd
 
 from hotline.errors import HotlineError
 from hotline.inputs import read_text
+from hotline.simulate.gem5.params import run_params
 
 MAGIC = "# hotline retire count 1:"
 COLUMNS = ["pc", "instructions", "micro_ops"]
-CORES = ("atomic", "o3")     # the {core} of run_params.Sampling.retire_path
+CORES = run_params.RETIRE_CORES
 
 
 def read(path: Path) -> pd.DataFrame:
