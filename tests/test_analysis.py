@@ -100,6 +100,29 @@ def test_gathered_results_are_labelled_by_run(tmp_path):
     assert results.table("absent").empty
 
 
+def test_each_repeat_holds_its_own_runs_rows_from_one_read_of_the_table(tmp_path,
+                                                                        monkeypatch):
+    """Repeat views (what the claims decide each repeat on) hold the rows
+    of their repeat's successful runs, labelled, and share one read of each
+    table: a failed run's rows are in none of them."""
+    from hotline.analysis import results as results_module
+    runs = [{"run_id": f"r{n}", "variant": "a", "workload": "w", "system": "s",
+             "repeat": n % 2, "params": "{}", "status": "failed" if n == 3 else "ok",
+             "summary": None, "manifest": json.dumps({"inputs": {}}) if n != 3 else None}
+            for n in range(4)]
+    write_gathered(tmp_path, pd.DataFrame(runs),
+                   {"roi": pd.DataFrame({"run": ["r0", "r1", "r2", "r3", "r2"],
+                                         "instructions": [10, 11, 12, 13, 14]})})
+    reads = []
+    real_read = results_module._read
+    monkeypatch.setattr(results_module, "_read",
+                        lambda path, columns: reads.append(path.name) or real_read(path, columns))
+    views = Results(tmp_path).repeats()
+    assert [v.table("roi")["instructions"].tolist() for v in views] == [[10, 12, 14], [11]]
+    assert [sorted(set(v.table("roi")["repeat"])) for v in views] == [[0], [1]]
+    assert reads.count("roi.parquet") == 1
+
+
 def test_a_table_no_run_made_reads_empty_with_its_columns(tmp_path):
     """A gem5 run makes misses and roi only: the other tables read as empty
     frames with their schema's columns and the labels, so that a measure on

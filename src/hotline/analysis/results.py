@@ -58,6 +58,7 @@ class Results:
         self.directory = Path(directory)
         self._tables: dict[str, pd.DataFrame] = {}
         self._repeat: int | None = None     # a view of one repeat (repeats())
+        self._whole: "Results" = self       # what a view of one repeat cuts its tables from
         if not (self.directory / "runs.parquet").is_file():
             raise HotlineError(f"{self.directory} has no runs.parquet: give the directory of a "
                                "gathered experiment (./hotline run SPEC writes it)")
@@ -97,7 +98,7 @@ class Results:
         views = []
         for repeat in sorted(set(self.ok["repeat"])):
             view = copy.copy(self)
-            view._tables, view._repeat = {}, int(repeat)
+            view._tables, view._repeat, view._whole = {}, int(repeat), self._whole
             views.append(view)
         return views or [self]
 
@@ -115,7 +116,13 @@ class Results:
     def table(self, name: str) -> pd.DataFrame:
         """A results table of every successful run, with the run's labels.
         A table no run made has no rows, and the columns of its schema.
-        Read once; each call returns a copy of its own."""
+        Read once; each call returns a copy of its own.  A view of one
+        repeat takes its rows from the whole results' table, read and
+        labelled once for every repeat (labelling is most of the time the
+        claims take on big tables)."""
+        if name not in self._tables and self._whole is not self:
+            whole = self._whole.table(name)
+            self._tables[name] = whole[whole["repeat"] == self._repeat].reset_index(drop=True)
         if name not in self._tables:
             path = self.directory / f"{name}.parquet"
             if self.has(name):
