@@ -222,6 +222,25 @@ def test_slimming_the_cycle_profile_keeps_what_the_claims_take():
     assert len(kernel_rows(labelled(slim))) == 3
 
 
+def test_the_claims_that_read_no_misses_decide_the_same_without_them(tmp_path):
+    """Only the LRU writers' claim (C6) says it reads no misses, and it
+    gives the same verdict, figures and reason with its workload's misses
+    as without them."""
+    from hotline.analysis.slim import workloads_without_misses
+    from tests.test_claims import experiment, miss
+    assert workloads_without_misses() == {"lruwriters"}
+    checked = []
+    for misses in ([miss("folio_lruvec_lock_irqsave", 100)], []):
+        e = experiment(tmp_path / str(len(misses)))
+        for variant, locks in (("pagevec-1", 100), ("baseline", 10)):
+            e.run(variant, "lruwriters", counters={"lru_lock": locks,
+                                                   "lru_lock_contended": locks // 10},
+                  misses=misses)
+        c = claims.check(claims.CLAIMS["C6"], e.results())
+        checked.append((c.verdict, c.measured, c.reason))
+    assert checked[0] == checked[1]
+
+
 def test_slimming_for_the_claims_keeps_the_l1_rows_of_workloads_whose_claims_read_misses():
     misses = pd.DataFrame({"run": ["fork", "fork", "fork", "lru", "lru"],
                            "level": ["L1D", "L1I", "L2", "L1D", "L2"],

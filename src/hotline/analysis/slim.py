@@ -27,7 +27,7 @@ may be one of the sources and the target.
 With --claims, for results that only the claims page shows (a further
 column of it), misses are cut further to what the claims read: the L1
 rows (stall cycles, cost.l1_stalls; C4's L1D misses), and none of the
-runs of workloads whose claims read no misses (CLAIMS_READ_NO_MISSES).
+runs of workloads whose claims read no misses (claims.Needs.misses).
 
 Every table is written again with zstd (level 19).  Slimming slim tables
 changes nothing.  The command slims, then executes every notebook against
@@ -49,6 +49,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hotline import outputs, sealed
+from hotline.analysis.claims import CLAIMS
 from hotline.analysis.claims.common import CHAIN_FUNCTIONS, disassembly
 from hotline.analysis.cost import l1_stalls
 from hotline.analysis.results import Results
@@ -59,8 +60,12 @@ MISSES_SUMMED_OVER = ["cpu", "pc", "kind", "source_line"]
 CYCLES_SUMMED_OVER = ["region", "cpu", "source_line"]
 LISTED_SHARE = 0.001
 INSTRUCTION_COLUMNS = ["run", "pc", "kind", "bytes", "accesses", "symbol", "offset"]
-# C6, the LRU writers' claim, is decided on the kernel's counters.
-CLAIMS_READ_NO_MISSES = ("lruwriters",)
+
+
+def workloads_without_misses() -> set[str]:
+    """The workloads no claim reads the misses of (claims.Needs.misses)."""
+    needs = [need for claim in CLAIMS.values() for need in claim.needs]
+    return {n.workload for n in needs} - {n.workload for n in needs if n.misses}
 
 
 def slim_misses(misses: pd.DataFrame) -> pd.DataFrame:
@@ -72,7 +77,7 @@ def slim_misses(misses: pd.DataFrame) -> pd.DataFrame:
 
 def claims_misses(misses: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     """The rows of slim misses that the claims read."""
-    unread = runs.loc[runs["workload"].isin(CLAIMS_READ_NO_MISSES), "run_id"]
+    unread = runs.loc[runs["workload"].isin(workloads_without_misses()), "run_id"]
     return l1_stalls(misses[~misses["run"].isin(unread)]).reset_index(drop=True)
 
 

@@ -15,14 +15,17 @@ from hotline.analysis.results import Results
 class Needs:
     """Runs a claim reads: these variants on this workload (params: a subset
     of the workload's parameters, as an experiment spec writes them) on a
-    system of `cpus` CPUs, with out-of-order cores where `o3` (gem5 only).
-    The experiment specs' claim matrices are checked against these
-    (tests/test_claims.py)."""
+    system of `cpus` CPUs, with out-of-order cores where `o3` (gem5 only);
+    their misses too, unless `misses` is false (a claim decided on the
+    kernel's counters: results committed for the claims alone leave such a
+    workload's misses out, analysis/slim.py).  The experiment specs' claim
+    matrices are checked against these (tests/test_claims.py)."""
     workload: str
     variants: tuple[str, ...]
     params: tuple[tuple[str, int], ...] = ()
     cpus: int = 4
     o3: bool = False
+    misses: bool = True
 
 
 @dataclass(frozen=True)
