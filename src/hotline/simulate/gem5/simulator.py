@@ -239,9 +239,10 @@ def _sampled_tables(run_dir: Path, run_id: str, params, objects,
     """A sampled run's windows' profiles: each instruction's estimated share."""
     out = run_dir / OUTDIR
     regions = json.loads(read_text(out / gem5_params.ROI_FILE))["regions"]
+    closed = [(region, r) for region, r in enumerate(regions) if r["end"] is not None]
     files = {(region, window, cpu): out / params.sampling.path.format(
                  region=region, sample=window, cpu=cpu)
-             for region, r in enumerate(regions) if r["end"] is not None
+             for region, r in closed
              for window in range(r.get("windows", 0)) for cpu in range(params.machine.cpus)}
     _all_written(files.values(), "sampled cycle profiles")
     if not files:
@@ -249,8 +250,7 @@ def _sampled_tables(run_dir: Path, run_id: str, params, objects,
                            "the system spec's [gem5] sampling period_cycles")
     # Each window's period: the micro-ops each core committed in it (the
     # config script's Sampler counts them).
-    periods = {(region, window, cpu): n for region, r in enumerate(regions)
-               if r["end"] is not None
+    periods = {(region, window, cpu): n for region, r in closed
                for window, counts in enumerate(r.get("period_micro_ops", []))
                for cpu, n in enumerate(counts)}
     if set(periods) != set(files):
@@ -260,7 +260,6 @@ def _sampled_tables(run_dir: Path, run_id: str, params, objects,
                            f"counted them); run it again")
     # The run's own micro-ops per instruction, on its atomic and O3 cores,
     # against which the windows' estimate of them is checked.
-    closed = [(region, r) for region, r in enumerate(regions) if r["end"] is not None]
     retired = {(region, cpu, core): out / params.sampling.retire_path.format(
                    region=region, cpu=cpu, core=core)
                for region, _ in closed for cpu in range(params.machine.cpus)
