@@ -204,22 +204,34 @@ def test_slimming_keeps_every_measure_the_notebooks_take():
 
 def test_slimming_the_cycle_profile_keeps_what_the_claims_take():
     """Summed over region, cpu and source line: each instruction's cycles,
-    causes and micro-ops stay, and so do C1's system cycles and shares."""
-    from hotline.analysis.claims.common import kernel_rows, system_cycles
+    causes and micro-ops stay, and so do C1's system cycles and shares.  A
+    function under 0.1% of the run's cycles, and user code, are each one
+    row at their first instruction, their sums kept."""
+    from hotline.analysis.claims.common import busy_rows, kernel_rows, system_cycles
     from hotline.analysis.slim import slim_cycles
-    pc = 0xffffffff81000010
-    rows = [{"run": "r", "region": region, "cpu": cpu, "pc": pc + 4 * i, "instructions": 1,
-             "micro_ops": 2, "samples": 0, "cycles": 10.0 * (i + 1), "cycles_commit": 1.0,
-             "symbol": "f", "offset": 4 * i, "source_line": f"f.c:{region}"}
+    pc, small, user = 0xffffffff81000010, 0xffffffff81100000, 0x401000
+
+    def row(region, cpu, at, symbol, i, cycles):
+        return {"run": "r", "region": region, "cpu": cpu, "pc": at + 4 * i, "instructions": 1,
+                "micro_ops": 2, "samples": 0, "cycles": cycles, "cycles_commit": 1.0,
+                "symbol": symbol, "offset": 4 * i, "source_line": f"{symbol}.c:{region}"}
+
+    rows = [row(region, cpu, pc, "f", i, 10.0 * (i + 1))
             for region in (0, 1) for cpu in range(4) for i in range(3)]
+    # g: 2 x 0.05 cycles against f's 480 (0.02%); user code: 2 x 100 cycles.
+    rows += [row(0, 0, small, "g", i, 0.05) for i in range(2)]
+    rows += [row(0, 1, user, "", i, 100.0) for i in range(2)]
     cycles = pd.DataFrame(rows)
     slim = slim_cycles(cycles)
-    assert len(slim) == 3 and not {"region", "cpu", "source_line"} & set(slim.columns)
-    assert slim["cycles"].tolist() == [80.0, 160.0, 240.0]          # 8 rows of each
-    assert slim["micro_ops"].tolist() == [16] * 3
+    assert not {"region", "cpu", "source_line"} & set(slim.columns)
+    assert slim[["pc", "symbol", "offset", "cycles"]].values.tolist() == [
+        [user, "", 0, 200.0], [pc, "f", 0, 80.0], [pc + 4, "f", 4, 160.0],
+        [pc + 8, "f", 8, 240.0], [small, "g", 0, 0.1]]          # f: 8 rows of each
+    assert slim["micro_ops"].tolist() == [4, 16, 16, 16, 4]
     labelled = lambda f: f.assign(variant="v")                      # noqa: E731
     assert system_cycles(labelled(slim)).to_dict() == system_cycles(labelled(cycles)).to_dict()
-    assert len(kernel_rows(labelled(slim))) == 3
+    assert busy_rows(slim)["cycles"].sum() == busy_rows(cycles)["cycles"].sum()
+    assert len(kernel_rows(labelled(slim))) == 4
 
 
 def test_the_claims_that_read_no_misses_decide_the_same_without_them(tmp_path):

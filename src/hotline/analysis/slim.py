@@ -12,7 +12,14 @@ notebooks give the same outputs on the slim tables as on the full ones.
                 least), and only the columns listing.py reads
   cycles        (gem5 O3) summed over region, cpu and source_line, which no
                 notebook and no claim reads of it (the claims take the
-                regions' lengths from region_cycles)
+                regions' lengths from region_cycles); and, outside the
+                functions with at least LISTED_SHARE of their run's cycles,
+                over the function's instructions too (user code, without a
+                symbol, as one function), at its first instruction: the
+                claims read the instructions of the chain functions and the
+                cycles of every function, of the kernel and of user space
+  gem5_misses_raw  left out: misses.parquet holds the same misses
+                attributed, which is what the notebooks and claims read
   code          made here for results without an instructions table (gem5's):
                 the disassembly of the chain functions in each run's kernel,
                 where C2 and C4 find the chain lock (claims.common.lock_offsets),
@@ -50,7 +57,7 @@ import pyarrow.parquet as pq
 
 from hotline import outputs, sealed
 from hotline.analysis.claims import CLAIMS
-from hotline.analysis.claims.common import CHAIN_FUNCTIONS, disassembly
+from hotline.analysis.claims.common import CHAIN_FUNCTIONS, KERNEL_START, disassembly
 from hotline.analysis.cost import l1_stalls
 from hotline.analysis.results import Results
 from hotline.errors import HotlineError, guarded
@@ -94,7 +101,20 @@ def listed_functions(misses: pd.DataFrame) -> pd.DataFrame:
 def slim_cycles(cycles: pd.DataFrame) -> pd.DataFrame:
     keys = ["run", "pc", "symbol", "offset"]
     counted = [c for c in cycles.columns if c not in keys and c not in CYCLES_SUMMED_OVER]
-    return cycles.groupby(keys, as_index=False, sort=True, dropna=False)[counted].sum()
+    per_insn = cycles.groupby(keys, as_index=False, sort=True, dropna=False)[counted].sum()
+    # A function is its symbol in its space: code without a symbol is
+    # summed apart in the kernel and in user space.
+    function = [per_insn["run"], per_insn["symbol"], per_insn["pc"] >= KERNEL_START]
+    share = per_insn.groupby(function)["cycles"].transform("sum") / \
+        per_insn.groupby("run")["cycles"].transform("sum")
+    listed = (per_insn["symbol"] != "") & (share >= LISTED_SHARE)
+    rest = per_insn[~listed]
+    summed = rest.groupby([rest["run"], rest["symbol"], rest["pc"] >= KERNEL_START],
+                          sort=False)[counted].sum().reset_index(drop=True)
+    first = rest.groupby([rest["run"], rest["symbol"], rest["pc"] >= KERNEL_START],
+                         sort=False)[keys].first().reset_index(drop=True)
+    return pd.concat([per_insn[listed], pd.concat([first, summed], axis=1)],
+                     ignore_index=True).sort_values(["run", "pc"], ignore_index=True)
 
 
 def slim_instructions(instructions: pd.DataFrame, misses: pd.DataFrame) -> pd.DataFrame:
@@ -139,6 +159,7 @@ def slim(source: Path, target: Path, claims_only: bool = False) -> dict[str, tup
                 slim_instructions(tables["instructions"].to_pandas(), misses))
     if "cycles" in tables:
         slimmed["cycles"] = _table(slim_cycles(tables["cycles"].to_pandas()))
+    slimmed.pop("gem5_misses_raw", None)
     if "instructions" not in tables and "code" not in tables:
         slimmed["code"] = _table(kernel_code(Results(Path(source))))
     target = outputs.make_dir(Path(target))
@@ -147,6 +168,8 @@ def slim(source: Path, target: Path, claims_only: bool = False) -> dict[str, tup
         if name != "runs":
             with outputs.replacing(target / f"{name}.parquet") as partial:
                 pq.write_table(slimmed[name], partial, **compression)
+    for left_out in (p for p in target.glob("*.parquet") if p.stem not in slimmed):
+        left_out.unlink()       # a table slimming leaves out, from an earlier slimming
     # runs.parquet last, sealed, as gathering writes it.
     sealed.write_index(target, "runs.parquet", slimmed["runs"], **compression)
     return {name: (tables[name].num_rows if name in tables else 0, slimmed[name].num_rows)
