@@ -249,17 +249,56 @@ def test_spec_gem5_needs_disk_root(tmp_path):
     assert load_spec(write_spec(tmp_path, 'backend = "gem5"\nroot = "disk"\n'))
 
 
-def test_scratch_disk_workloads_refused(tmp_path, monkeypatch):
+def test_more_scratch_disks_than_the_ide_controller_takes_refused(tmp_path, monkeypatch):
+    """X86Board's IDE controller has four places: the root disk and three
+    scratch disks.  Two writers (smoke) run; four (default) are refused
+    before anything is built, saying how many fit."""
     fake = tmp_path / "gem5.opt"
     fake.write_text("#!/bin/sh\n")
     fake.chmod(0o755)
     monkeypatch.setenv("GEM5", str(fake))
     spec_path = tmp_path / "x.toml"
-    spec_path.write_text('description = "x"\nbackend = "gem5"\nroot = "disk"\n'
-                         'variants = ["baseline"]\nsystems = ["pentium3-4way"]\n'
-                         'workloads = [{ name = "lruwriters", scale = "smoke" }]\n')
-    with pytest.raises(HotlineError, match="scratch disks"):
+    text = ('description = "x"\nbackend = "gem5"\nroot = "disk"\n'
+            'variants = ["baseline"]\nsystems = ["pentium3-4way"]\n'
+            'workloads = [{{ name = "lruwriters", scale = "{scale}" }}]\n')
+    spec_path.write_text(text.format(scale="smoke"))
+    gem5.check_experiment(specs.load_experiment(spec_path), spec_path)
+    spec_path.write_text(text.format(scale="default"))
+    with pytest.raises(HotlineError, match=r"writers = 4 needs 4 scratch disks; gem5's X86Board "
+                                           r"takes at most 3 beside its root disk"):
         gem5.check_experiment(specs.load_experiment(spec_path), spec_path)
+
+
+def test_a_checkpoint_with_scratch_disks_names_them_by_count_and_size():
+    """The boot makes the scratch disks and the checkpoint keeps what it
+    wrote to them: their count and size are in the key (another size is
+    another checkpoint), their paths are not (the boot's are in its staging
+    directory, a restore's in the checkpoint's), and the parameters carry
+    the paths to gem5's scripts."""
+    from hotline.simulate.gem5 import checkpoints
+    system = specs.load_system("pentium3-4way-timing")
+    machine = params.machine(system, vmlinux=Path("/k/vmlinux"), disk_image=Path("/i/disk.img"),
+                             kernel_args=APPEND)
+
+    def key(scratch):
+        inputs = checkpoints.checkpoint_inputs(machine, kernel_key="K", image_key="I",
+                                               gem5_identity="g", scratch=scratch)
+        assert "scratch_disks" not in inputs["machine"]
+        return inputs, checkpoints.planned_checkpoint(inputs).key
+
+    plain, two, bigger = (key(s) for s in (None, checkpoints.ScratchImages(2, 99),
+                                           checkpoints.ScratchImages(2, 200)))
+    assert "scratch_disks" not in plain[0]
+    assert two[0]["scratch_disks"] == {"count": 2, "size_mib": 99}
+    assert len({plain[1], two[1], bigger[1]}) == 3
+    with_disks = params.machine(system, vmlinux=Path("/k/vmlinux"),
+                                disk_image=Path("/i/disk.img"), kernel_args=APPEND,
+                                scratch_disks=(Path("/c/scratch-0.img"), Path("/c/scratch-1.img")))
+    assert key(None)[1] == plain[1]     # the paths are not in the key
+    written = params.run_params.to_dict(params.boot_params(with_disks, Path("/c/cpt")))
+    assert written["machine"]["scratch_disks"] == ["/c/scratch-0.img", "/c/scratch-1.img"]
+    read = params.run_params.from_dict(params.run_params.BootParams, written)
+    assert read.machine.scratch_disks == ["/c/scratch-0.img", "/c/scratch-1.img"]
 
 
 def test_checkpoint_inputs_name_the_machine_without_its_file_paths():

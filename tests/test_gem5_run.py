@@ -13,6 +13,7 @@ import pytest
 
 from hotline import paths, specs
 from hotline.experiment import run_experiment
+from hotline.hashing import hash_file
 from hotline.report.render import write_report
 from hotline.simulate.gem5 import checkpoints, params as gem5_params
 from hotline.simulate.gem5 import simulator as gem5
@@ -144,6 +145,48 @@ def test_fork_storm_boots_once_and_measures_twice(tmp_path, tmp_results, monkeyp
     assert not (again.directory / "boot").exists()
     assert json.loads((again.directory / "manifest.json").read_text())["gem5"]["checkpoint"] \
         == manifest["gem5"]["checkpoint"]
+
+
+LRU_SPEC = '''description = "two LRU writers on gem5"
+backend = "gem5"
+root = "disk"
+variants = ["baseline"]
+systems = ["skylake-4core-timing"]
+workloads = [{ name = "lruwriters", scale = "smoke", params = { writers = 2, file_mib = 4 } }]
+timeout_s = 43200
+'''
+
+
+@pytest.mark.boot
+def test_the_lru_writers_write_their_scratch_disks_on_gem5(tmp_path, tmp_results, monkeypatch):
+    """The boot makes the writers' blank disks beside the checkpoint and
+    mounts them; the restored run writes its files through them (into the
+    copy-on-write layer: the images stay as the boot left them) and the
+    kernel's LRU-lock counters come back."""
+    monkeypatch.setattr(checkpoints, "CHECKPOINTS", tmp_path / "gem5-checkpoints")
+    spec = tmp_path / "lruwriters-gem5.toml"
+    spec.write_text(LRU_SPEC)
+    [run] = run_experiment(spec)
+    assert run.failure is None, run.failure
+    manifest = json.loads((run.directory / "manifest.json").read_text())
+    assert manifest["guest"]["summary"]["bytes_written"] == 2 * 4 << 20
+    assert manifest["guest"]["counters"]["counters"]["lru_lock"] > 0
+    [checkpoint] = (d for d in (tmp_path / "gem5-checkpoints").iterdir() if d.is_dir())
+    images = sorted(checkpoint.glob("scratch-*.img"))
+    assert [i.name for i in images] == ["scratch-0.img", "scratch-1.img"]
+    measured = json.loads((run.directory / gem5.PARAMS_FILE).read_text())
+    assert measured["machine"]["scratch_disks"] == [str(i) for i in images]
+    booted = json.loads((run.directory / "boot" / "boot-params.json").read_text())
+    assert len(booted["machine"]["scratch_disks"]) == 2
+    # Restored again: what the first restore wrote did not reach the images.
+    before = [hash_file(i) for i in images]
+    monkeypatch.setenv("HOTLINE_RESULTS", str(tmp_path / "again"))
+    [again] = run_experiment(spec)
+    assert again.failure is None, again.failure
+    assert not (again.directory / "boot").exists()
+    assert [hash_file(i) for i in images] == before
+    assert json.loads((again.directory / "manifest.json").read_text())["guest"]["summary"] \
+        ["bytes_written"] == 2 * 4 << 20
 
 
 def extension_built() -> bool:

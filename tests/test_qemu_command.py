@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from hotline.disk_image import DiskImage
+from hotline.simulate import scratch_disks
 from hotline.simulate.command_line import kernel_command_line
 from hotline.simulate.qemu import simulator as qemu
 from tests.conftest import require_tools
@@ -70,7 +71,7 @@ def test_kernel_command_line():
 
 
 def test_scratch_disks_are_virtio_drives(tmp_path):
-    disks = qemu.make_scratch_disks(tmp_path, 2, 16)
+    disks = scratch_disks.make(tmp_path, 2, 16)
     assert disks == (Path("scratch-0.img"), Path("scratch-1.img"))
     assert (tmp_path / "scratch-1.img").stat().st_size == 16 << 20
     c = qemu.command(bzimage=Path("/k/bzImage"), image=DiskImage("k", Path("/d")),

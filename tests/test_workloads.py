@@ -7,7 +7,7 @@ import pytest
 
 from hotline.disk_image import build_image
 from hotline.kernel.build import build_kernel
-from hotline.simulate import guest_log
+from hotline.simulate import guest_log, scratch_disks
 from hotline.simulate.command_line import kernel_command_line
 from hotline.simulate.qemu import simulator as qemu
 from hotline.workloads import available_workloads, load_workload
@@ -115,7 +115,7 @@ def test_all_workloads_at_smoke_scale_in_one_boot(tmp_path):
     # of a boot may have them.
     (disk_user,) = [n for n in names if load_workload(n).scratch_disks]
     scratch = load_workload(disk_user).scratch_disks
-    disks = qemu.make_scratch_disks(tmp_path, scratch.count(params[disk_user]),
+    disks = scratch_disks.make(tmp_path, scratch.count(params[disk_user]),
                                     scratch.size_mib(params[disk_user]))
     cmd = qemu.command(bzimage=kernel.bzimage, image=image, root="initramfs", cpus=4,
                        memory_mib=512, cpu_model="max,la57=off", mode="deterministic",

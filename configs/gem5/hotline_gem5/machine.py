@@ -1,5 +1,6 @@
 """The board both phases build alike: gem5's X86Board with hotline's
-kernel, disk image, command line, CPU count and memory (run_params.Machine).
+kernel, disk image, scratch disks, command line, CPU count and memory
+(run_params.Machine).
 A checkpoint restores only into a board whose objects have the names of the
 one that saved it, so the phases differ only in what a checkpoint does not
 hold: the CPUs' model and the caches.  A sampled measuring run brings a
@@ -17,6 +18,7 @@ from gem5.components.processors.cpu_types import CPUTypes
 from gem5.components.processors.simple_processor import SimpleProcessor
 from gem5.isas import ISA
 from gem5.resources.resource import DiskImageResource, KernelResource
+from m5.objects import CowDiskImage, IdeDisk, RawDiskImage, X86IntelMPIOIntAssignment
 
 from hotline_gem5.run_params import Core, Machine
 
@@ -45,6 +47,61 @@ def shape(cores: list, core: Core) -> None:
         o3.SQEntries = core.sq_entries
 
 
+def ide_disk(index: int, path: str):
+    """Disk `index` of the IDE controller, made as X86Board makes its root
+    disk: the image read-only under a copy-on-write layer, which holds what
+    the guest writes (and which a checkpoint saves).  The controller puts
+    disk `index` on channel index // 2 as its master (device0) or slave
+    (device1)."""
+    disk = IdeDisk(driveID=f"device{index % 2}")
+    disk.image = CowDiskImage(child=RawDiskImage(read_only=True), read_only=False)
+    disk.image.child.image_file = path
+    return disk
+
+
+def with_more(parent, vector: str, more: list) -> None:
+    """parent's vector of SimObjects with `more` after its items.  gem5
+    adopts a vector as a child only if none of its items has a parent, so
+    the items are released first and the whole vector adopted again (the
+    new items would be orphans otherwise)."""
+    items = list(getattr(parent, vector))
+    parent.clear_child(vector)
+    setattr(parent, vector, items + more)
+
+
+def isa_interrupt(io_apic_id: int, irq: int) -> list:
+    """The MP table's entries routing an ISA interrupt through the 8259s
+    and to the I/O APIC's pin of the same number, as X86Board routes IRQs
+    3-14 (x86_board.py)."""
+    return [X86IntelMPIOIntAssignment(interrupt_type=kind, polarity="ConformPolarity",
+                                      trigger="ConformTrigger", source_bus_id=1,
+                                      source_bus_irq=irq, dest_io_apic_id=io_apic_id,
+                                      dest_io_apic_intin=pin)
+            for kind, pin in (("ExtInt", 0), ("INT", irq))]
+
+
+# The IDE controller's secondary channel (disks 2 and 3) interrupts on ISA
+# IRQ 15 (SouthBridge.py), which X86Board's MP table leaves out: the guest's
+# driver would time out on every command there.
+SECONDARY_IDE_IRQ = 15
+
+
+class Board(X86Board):
+    """X86Board with the workload's scratch disks after its root disk (the
+    root disk is made as X86Board makes it)."""
+
+    def __init__(self, *, scratch_disks: list[str], **kwargs):
+        super().__init__(**kwargs)
+        self._scratch_disks = scratch_disks
+        if len(scratch_disks) >= 2:
+            with_more(self.workload.intel_mp_table, "base_entries",
+                      isa_interrupt(self.pc.south_bridge.io_apic.apic_id, SECONDARY_IDE_IRQ))
+
+    def _add_disk_to_board(self, disk_image):
+        paths = [disk_image.get_local_path(), *self._scratch_disks]
+        self.pc.south_bridge.ide.disks = [ide_disk(i, path) for i, path in enumerate(paths)]
+
+
 def board(machine: Machine, *, cpu: str, cache_hierarchy, checkpoint: str | None = None,
           core: Core | None = None, processor=None):
     """The X86Board running hotline's workload on `cpu` cores (O3 cores
@@ -55,8 +112,8 @@ def board(machine: Machine, *, cpu: str, cache_hierarchy, checkpoint: str | None
                                     isa=ISA.X86)
         if core is not None and cpu == "o3":
             shape(processor.get_cores(), core)
-    x86 = X86Board(clk_freq=machine.clock, processor=processor, memory=memory(machine),
-                   cache_hierarchy=cache_hierarchy)
+    x86 = Board(clk_freq=machine.clock, processor=processor, memory=memory(machine),
+                cache_hierarchy=cache_hierarchy, scratch_disks=machine.scratch_disks)
     x86.set_kernel_disk_workload(
         kernel=KernelResource(local_path=machine.vmlinux),
         disk_image=DiskImageResource(local_path=machine.disk_image),

@@ -45,6 +45,10 @@ def load_params(kind, path: str):
 
 
 def check_files(machine) -> None:
-    for path in (machine.vmlinux, machine.disk_image):
+    from hotline_gem5.run_params import MAX_SCRATCH_DISKS
+    if len(machine.scratch_disks) > MAX_SCRATCH_DISKS:
+        fail(f"{len(machine.scratch_disks)} scratch disks: X86Board's IDE controller takes "
+             f"at most {MAX_SCRATCH_DISKS} beside the root disk")
+    for path in (machine.vmlinux, machine.disk_image, *machine.scratch_disks):
         if not os.path.isfile(path):
             fail(f"no such file: {path}")

@@ -24,7 +24,11 @@ from typing import Literal, Optional, Union
 
 # Bumped whenever a field changes meaning, so that a script never reads
 # parameters written for another version of itself.
-SCHEMA = 5
+SCHEMA = 6
+
+# X86Board's one IDE controller takes four disks: the root disk and at most
+# three scratch disks (Machine.scratch_disks).
+MAX_SCRATCH_DISKS = 3
 
 
 # What a gem5 built without hotline's extension cannot measure, said once by
@@ -107,6 +111,11 @@ class Machine:
     cpus: int
     clock: str
     memory: Memory
+    # Blank disks for the workload to write (workloads' scratch_disks), raw
+    # images attached after the root disk, as the guest's /dev/sdb, sdc, ...
+    # The boot writes to them (mounting) and the checkpoint keeps what it
+    # wrote, so a restore attaches the very images the boot did.
+    scratch_disks: list[str] = dataclasses.field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -1,17 +1,24 @@
 #!/bin/sh
 # Seed 001's page-replacement load: ARG_writers processes, each writing an
-# ARG_file_mib file onto its own file system (scratch disk /dev/vdX), all at
-# once, with the data forced to disk before each writer ends.
+# ARG_file_mib file onto its own file system (a scratch disk), all at once,
+# with the data forced to disk before each writer ends.
 writers=${ARG_writers:?hotline.arg.lruwriters.writers is required}
 file_mib=${ARG_file_mib:?hotline.arg.lruwriters.file_mib is required}
-disks=$(echo a b c d e f g h i j k l m n o p | cut -d' ' -f1-$writers)
+# The scratch disks, in the order the runner attached them: QEMU's virtio
+# disks (/dev/vda, ...), or gem5's IDE disks after the root disk (/dev/sdb, ...).
+root=$(sed -n 's/.*root=\([^ ]*\).*/\1/p' /proc/cmdline)
+disks=$(for d in /dev/vd? /dev/sd?; do [ -b "$d" ] && [ "$d" != "$root" ] && echo "$d"; done)
+found=$(echo $disks | wc -w)
+[ "$found" -ge "$writers" ] || {
+    echo "hotline: error: lruwriters: $writers writers need $writers scratch disks, found $found"
+    exit 1
+}
 
 i=0
-for d in $disks; do
-    [ -b /dev/vd$d ] || { echo "hotline: error: lruwriters: no scratch disk /dev/vd$d"; exit 1; }
+for d in $(echo $disks | cut -d' ' -f1-$writers); do
     mkdir -p mnt/w$i
     # noinit_itable: no background inode-table zeroing competing with the writers.
-    mount -t ext4 -o noinit_itable /dev/vd$d mnt/w$i || exit 1
+    mount -t ext4 -o noinit_itable $d mnt/w$i || exit 1
     i=$((i + 1))
 done
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from hotline.errors import HotlineError
 from hotline.simulate.backend import Backend, Job, Outcome
-from hotline.simulate.gem5 import params, simulator
+from hotline.simulate.gem5 import checkpoints, params, simulator
+from hotline.workloads import load_workload
 
 # Memory a simulation needs beyond the guest's: gem5's object graph and
 # the packet traces, read after it ends.
@@ -57,11 +58,14 @@ class Gem5(Backend):
         return system.memory_mib + GEM5_OVERHEAD_MIB
 
     def run(self, job: Job) -> Outcome:
+        need = load_workload(job.workload).scratch_disks
+        scratch = checkpoints.ScratchImages(need.count(job.params), need.size_mib(job.params)) \
+            if need else None
         outcome, account = simulator.simulate(
             job.work, run_id=job.run_id, system=job.system, kernel_dir=job.kernel.directory,
             kernel_key=job.kernel.key, vmlinux=job.kernel.vmlinux, disk_image=job.image.path,
             image_key=job.image.key, append=job.append, workloads=[job.workload],
-            timeout_s=job.spec.timeout_s, repeat=job.repeat)
+            timeout_s=job.spec.timeout_s, repeat=job.repeat, scratch=scratch)
         # simulate() also turns gem5's outputs into the tables; the account
         # says what it read (regions, misses).
         return dataclasses.replace(outcome, account=account)

@@ -14,11 +14,15 @@ A checkpoint directory (HOTLINE_CACHE/gem5-checkpoints/KEY/) holds cpt/
 (gem5's checkpoint), guest.log (the console up to the checkpoint, which the
 run's guest log starts with), boot-stats.txt, vmemmap.json (the physical
 frames behind the struct pages, read from the guest's page tables in the
-checkpoint's memory) and checkpoint.json (its inputs and the boot's
-figures), written last: a directory without it is not a checkpoint.  The boot runs in the run directory's boot/ so that a failed
-boot leaves its logs with the run that needed it.
+checkpoint's memory), the workload's scratch disks if it writes any
+(scratch-N.img: blank, made by the boot, which mounts them; cpt/ holds what
+it wrote to them) and checkpoint.json (its inputs and the boot's figures),
+written last: a directory without it is not a checkpoint.  The boot runs in
+the run directory's boot/ so that a failed boot leaves its logs with the run
+that needed it.
 """
 
+import dataclasses
 import json
 import re
 import shutil
@@ -35,7 +39,7 @@ from hotline.simulate.gem5 import stats
 from hotline.simulate.gem5.checkpoint import symbol_paddr, vmemmap_mappings
 from hotline.simulate.gem5.physical_map import Segment
 from hotline.hashing import hash_files, hash_json, short
-from hotline.simulate import guest_log
+from hotline.simulate import guest_log, scratch_disks
 from hotline.simulate.supervise import supervise, write_command
 
 CHECKPOINTS = "gem5-checkpoints"
@@ -50,6 +54,15 @@ MARKER = "checkpoint.json"
 VMEMMAP = "vmemmap.json"
 # The kernel's top-level page table (swapper_pg_dir on x86-64).
 TOP_TABLE = "init_top_pgt"
+
+
+@dataclass(frozen=True)
+class ScratchImages:
+    """The blank disks a workload writes, made by the boot into the
+    checkpoint's directory: the checkpoint holds what the boot wrote to them
+    (their copy-on-write layers), so every restore attaches these images."""
+    count: int
+    size_mib: int
 
 
 @dataclass(frozen=True)
@@ -71,15 +84,25 @@ class Checkpoint:
     def info(self) -> dict:
         return json.loads(read_text(self.directory / MARKER))
 
+    def scratch_disks(self) -> tuple[Path, ...]:
+        """Its scratch disks' images (none for most workloads)."""
+        count = self.info()["inputs"].get("scratch_disks", {}).get("count", 0)
+        return tuple(self.directory / name for name in scratch_disks.names(count))
 
-def checkpoint_inputs(machine, *, kernel_key: str, image_key: str, gem5_identity: str) -> dict:
+
+def checkpoint_inputs(machine, *, kernel_key: str, image_key: str, gem5_identity: str,
+                      scratch: ScratchImages | None = None) -> dict:
     """What the guest's state at the region depends on.  The kernel and the
-    image are named by their keys, not by their paths in the cache."""
+    image are named by their keys, not by their paths in the cache; the
+    scratch disks, which the boot makes (blank), by their count and size."""
     described = gem5_params.run_params.to_dict(machine)
-    del described["vmlinux"], described["disk_image"]
-    return {"machine": described, "kernel": kernel_key, "guest_image": image_key,
-            "gem5": gem5_identity,
-            "boot_config": hash_files([CONFIGS / f for f in BOOT_FILES], CONFIGS)}
+    del described["vmlinux"], described["disk_image"], described["scratch_disks"]
+    inputs = {"machine": described, "kernel": kernel_key, "guest_image": image_key,
+              "gem5": gem5_identity,
+              "boot_config": hash_files([CONFIGS / f for f in BOOT_FILES], CONFIGS)}
+    if scratch:
+        inputs["scratch_disks"] = dataclasses.asdict(scratch)
+    return inputs
 
 
 def planned_checkpoint(inputs: dict) -> Checkpoint:
@@ -133,6 +156,10 @@ class _NoCheckpoint(Exception):
 def _boot_in(staging: Path, checkpoint: Checkpoint, inputs: dict, machine, *, gem5: Path,
              boot_dir: Path, timeout_s: int, label: str, kernel_dir: Path, cpus: int,
              workloads: list[str]) -> None:
+    scratch = inputs.get("scratch_disks")
+    if scratch:
+        made = scratch_disks.make(staging, scratch["count"], scratch["size_mib"])
+        machine = dataclasses.replace(machine, scratch_disks=[str(staging / d) for d in made])
     params = gem5_params.boot_params(machine, staging / "cpt")
     (boot_dir / "boot-params.json").write_text(
         json.dumps(gem5_params.run_params.to_dict(params), indent=2) + "\n")

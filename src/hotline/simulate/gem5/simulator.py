@@ -110,15 +110,20 @@ def check_experiment(spec: ExperimentSpec, spec_path: Path) -> None:
         except HotlineError as e:
             raise HotlineError(f"{spec_path}: system '{name}': {e}") from None
     for ref in (ref for g in groups for ref in g.workloads):
-        if why := cannot_run(ref.name):
+        if why := cannot_run(ref.name, load_workload(ref.name).resolve_params(
+                ref.scale, ref.params)):
             raise HotlineError(f"{spec_path}: {why}")
 
 
-def cannot_run(workload: str) -> str:
-    """Why the gem5 backend cannot run the workload, or "" if it can."""
-    if load_workload(workload).scratch_disks:
-        return (f"workload '{workload}' needs scratch disks, which the gem5 backend does not "
-                "attach (X86Board has one IDE disk)")
+def cannot_run(workload: str, params: dict[str, int]) -> str:
+    """Why the gem5 backend cannot run the workload with these parameters,
+    or "" if it can."""
+    scratch = load_workload(workload).scratch_disks
+    most = gem5_params.run_params.MAX_SCRATCH_DISKS
+    if scratch and scratch.count(params) > most:
+        return (f"workload '{workload}' with {scratch.count_param} = {scratch.count(params)} "
+                f"needs {scratch.count(params)} scratch disks; gem5's X86Board takes at most "
+                f"{most} beside its root disk (one IDE controller): give it at most {most}")
     return ""
 
 
@@ -341,16 +346,18 @@ def _cycle_tables(run_dir: Path, run_id: str, params, regions, objects,
 
 def simulate(run_dir: Path, *, run_id: str, system: SystemSpec, kernel_dir: Path,
              kernel_key: str, vmlinux: Path, disk_image: Path, image_key: str, append: str,
-             workloads: list[str], timeout_s: int, repeat: int = 0) -> tuple[Outcome, dict]:
+             workloads: list[str], timeout_s: int, repeat: int = 0,
+             scratch: checkpoints.ScratchImages | None = None) -> tuple[Outcome, dict]:
     """One gem5 run in run_dir: the checkpoint at the region (booting to it
-    if no run has yet), the measuring run restored from it (perturbed after
-    the first repeat: params.perturbation), then the tables."""
+    if no run has yet, with the workload's blank scratch disks if it has
+    any), the measuring run restored from it (perturbed after the first
+    repeat: params.perturbation), then the tables."""
     gem5 = gem5_binary()
     label = f"run {run_id}"
     machine = gem5_params.machine(system, vmlinux=vmlinux, disk_image=disk_image,
                                   kernel_args=append)
     inputs = checkpoints.checkpoint_inputs(machine, kernel_key=kernel_key, image_key=image_key,
-                                           gem5_identity=gem5_version())
+                                           gem5_identity=gem5_version(), scratch=scratch)
     checkpoint, failure = checkpoints.ensure_checkpoint(
         inputs, machine, gem5=gem5, work=run_dir, timeout_s=timeout_s, label=label,
         kernel_dir=kernel_dir, cpus=system.cpus, workloads=workloads)
@@ -360,6 +367,8 @@ def simulate(run_dir: Path, *, run_id: str, system: SystemSpec, kernel_dir: Path
             shutil.copyfile(log, run_dir / SERIAL_LOG)
         report = guest_log.parse(log.read_text(errors="replace") if log.exists() else "")
         return Outcome(failure, report, 0.0), {}
+    machine = dataclasses.replace(machine,
+                                  scratch_disks=[str(d) for d in checkpoint.scratch_disks()])
     params = gem5_params.measure_params(system, machine, checkpoint.cpt, repeat)
     (run_dir / PARAMS_FILE).write_text(
         json.dumps(gem5_params.run_params.to_dict(params), indent=2) + "\n")

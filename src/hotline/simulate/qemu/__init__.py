@@ -9,7 +9,7 @@ from pathlib import Path
 
 from hotline.console import phase, say
 from hotline.errors import HotlineError
-from hotline.simulate import guest_log
+from hotline.simulate import guest_log, scratch_disks
 from hotline.simulate.backend import Backend, Job, Outcome
 from hotline.simulate.qemu import plugins, simulator
 from hotline.simulate.qemu.cache_tables import write_tables
@@ -135,8 +135,8 @@ class Qemu(Backend):
         quantum, phase = self.quantum(spec), self.phase(spec, system, job.repeat)
         interleave = self.interleave(spec)
         scratch = load_workload(job.workload).scratch_disks
-        disks = simulator.make_scratch_disks(work, scratch.count(job.params),
-                                             scratch.size_mib(job.params)) if scratch else ()
+        disks = scratch_disks.make(work, scratch.count(job.params),
+                                         scratch.size_mib(job.params)) if scratch else ()
         cmd = simulator.command(
             bzimage=job.kernel.bzimage, image=job.image, root=spec.root, cpus=system.cpus,
             memory_mib=system.memory_mib, cpu_model=system.qemu.cpu_model, mode=spec.mode,

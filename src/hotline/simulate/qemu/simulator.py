@@ -19,11 +19,9 @@ Two modes, recorded with every result:
   on a many-core host, interleavings not reproducible.
 """
 
-import subprocess
 from pathlib import Path
 
 from hotline.disk_image import DiskImage
-from hotline.errors import HotlineError
 from hotline.simulate import guest_log
 from hotline.simulate.backend import Outcome
 from hotline.simulate.command_line import ROOTS
@@ -67,18 +65,6 @@ def command(*, bzimage: Path, image: DiskImage, root: str, cpus: int, memory_mib
     for argument in plugin_args:
         cmd += ["-plugin", argument]
     return cmd
-
-
-def make_scratch_disks(run_dir: Path, count: int, size_mib: int) -> tuple[Path, ...]:
-    """Blank ext4 disks (sparse files) in run_dir, named relative to it."""
-    names = tuple(Path(f"scratch-{i}.img") for i in range(count))
-    for name in names:
-        result = subprocess.run(
-            ["mke2fs", "-q", "-t", "ext4", "-F", "-E", "lazy_itable_init=1,lazy_journal_init=1",
-             str(run_dir / name), f"{size_mib}M"], capture_output=True, text=True)
-        if result.returncode != 0:
-            raise HotlineError(f"mke2fs of scratch disk {name} failed: {result.stderr.strip()}")
-    return names
 
 
 def run(cmd: list[str], run_dir: Path, *, cpus: int, workloads: list[str], timeout_s: int,
