@@ -326,6 +326,10 @@ def test_checkpoint_inputs_name_the_machine_without_its_file_paths():
      "Program aborted at tick 1\n--- BEGIN LIBC BACKTRACE ---\n/x(f+0x1)[0x2]\n",
      "gem5.opt: src/mem/packet.hh:605: bool f(): Assertion `isRequest()' failed."),
     ("hotline-gem5: error: no checkpoint in cpt\n", "no checkpoint in cpt"),
+    ("warn: No dot file generated.\nsrc/cpu/o3/fetch.cc:113: fatal: fetch buffer size (64 "
+     "bytes) is greater than the cache block size (32 bytes)\nMemory Usage: 795744 KBytes\n",
+     "src/cpu/o3/fetch.cc:113: fatal: fetch buffer size (64 bytes) is greater than the cache "
+     "block size (32 bytes)"),
     ("just a line\n", "just a line"),
 ])
 def test_a_failed_gem5_run_is_said_in_gem5s_own_words(tmp_path, log, reason):

@@ -98,6 +98,13 @@ board = machine.board(params.machine, cpu=params.roi_cpu, cache_hierarchy=cache_
                       processor=None if params.sampling is None
                       else SampledProcessor(params.machine.cpus, params.core))
 board.cache_line_size = caches.line_bytes
+# gem5's O3 fetch buffer (64 bytes unless set) may not be larger than a
+# line, so it holds one line, as it does on 64-byte lines: the seeds'
+# 32-byte lines would stop gem5 otherwise.
+o3_cores = board.get_processor().o3_cores() if params.sampling is not None \
+    else board.get_processor().get_cores() if params.roi_cpu == "o3" else []
+for core in o3_cores:
+    core.get_simobject().fetchBufferSize = caches.line_bytes
 if params.perturbation is not None:
     # A repeat's jitter (run_params.Perturbation); its seed is set when the
     # region opens (RoiRecorder), after the restore.

@@ -250,4 +250,8 @@ def last_error(log: Path) -> str:
         if line.startswith(("fatal:", "panic:", "Exception")) or "Assertion" in line or \
                 re.match(r"[A-Za-z]+Error: ", line):
             return line.strip()
+        # gem5's fatal() and panic() name their source first:
+        # "src/cpu/o3/fetch.cc:113: fatal: fetch buffer size ...".
+        if re.match(r"\S+:\d+: (fatal|panic): ", line):
+            return line.strip()
     return lines[-1] if lines else "(no output)"
