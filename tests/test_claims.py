@@ -1115,6 +1115,29 @@ def test_the_o3_results_decide_c1_c2_and_c11_on_time_with_intervals(tmp_path, mo
         assert markdown([c1, c2, c11]) in (paths.REPO / document).read_text(), document
 
 
+# The 32-byte lines' O3 twin (analysis/o3-tiny-32b-results/PROVENANCE.md)
+
+O3_TINY_32B = paths.REPO / "analysis" / "o3-tiny-32b-results"
+O3_TINY_32B_VERDICTS = {"C1": SUPPORTED, "C2": SUPPORTED, "C4": NOT_SUPPORTED}
+
+
+def test_the_32_byte_o3_results_give_their_recorded_verdicts(tmp_path, monkeypatch):
+    """The tiny fork storm on the P6-shaped O3 cores with the seeds' 32-byte
+    lines, three repeats, without the kernel's build: C1 and C2 as on 64-byte
+    lines, on cycles; C4 not supported, the chain lock's misses upgrades."""
+    monkeypatch.setenv("HOTLINE_CACHE", str(tmp_path / "empty-cache"))
+    checks = {c.claim: c for c in claims.check_all(Results(O3_TINY_32B))}
+    assert {c.claim: c.verdict for c in checks.values() if c.verdict != INCONCLUSIVE} == \
+        O3_TINY_32B_VERDICTS
+    c1, c2, c4 = checks["C1"], checks["C2"], checks["C4"]
+    assert {(c.repeats, c.measure) for c in (c1, c2)} == {(3, "cycles (gem5 O3)")}
+    assert c2.measured.startswith("pte_chain_add: lock 33.2% (32.7%-33.8%, 3 runs), unlock "
+                                  "30.0% (29.8%-30.2%, 3 runs)")
+    assert "(by cause conflict 1, upgrade 6466), 0% (-0%-1%, 3 runs) of those evicted" \
+        in c4.measured
+    assert markdown([c1, c2, c4]) in (paths.REPO / "docs" / "claims.md").read_text()
+
+
 # The committed gem5 results on timing cores (analysis/gem5-smoke-results/PROVENANCE.md)
 
 GEM5_SMOKE = paths.REPO / "analysis" / "gem5-smoke-results"
