@@ -37,7 +37,11 @@ EXPECTED = {"expected: claims-smoke (committed)": paths.REPO / "analysis" / "smo
             "expected: claims-seed-forkstorm, seed scale (committed)":
                 paths.REPO / "analysis" / "seed-forkstorm-results",
             "expected: claims-32b, 32-byte lines (committed)":
-                paths.REPO / "analysis" / "32b-smoke-results"}
+                paths.REPO / "analysis" / "32b-smoke-results",
+            "expected: claims-gem5, LRU writers on gem5 (committed)":
+                paths.REPO / "analysis" / "gem5-smoke-results",
+            "expected: claims-o3-tiny-32b, gem5 O3 on 32-byte lines (committed)":
+                paths.REPO / "analysis" / "o3-tiny-32b-results"}
 
 
 def gem5_results(directory: Path) -> Results:
