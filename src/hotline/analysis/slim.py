@@ -109,11 +109,10 @@ def slim_cycles(cycles: pd.DataFrame) -> pd.DataFrame:
         per_insn.groupby("run")["cycles"].transform("sum")
     listed = (per_insn["symbol"] != "") & (share >= LISTED_SHARE)
     rest = per_insn[~listed]
-    summed = rest.groupby([rest["run"], rest["symbol"], rest["pc"] >= KERNEL_START],
-                          sort=False)[counted].sum().reset_index(drop=True)
-    first = rest.groupby([rest["run"], rest["symbol"], rest["pc"] >= KERNEL_START],
-                         sort=False)[keys].first().reset_index(drop=True)
-    return pd.concat([per_insn[listed], pd.concat([first, summed], axis=1)],
+    functions = rest.groupby([rest["run"], rest["symbol"], rest["pc"] >= KERNEL_START],
+                             sort=False)
+    summed = pd.concat([functions[keys].first(), functions[counted].sum()], axis=1)
+    return pd.concat([per_insn[listed], summed.reset_index(drop=True)],
                      ignore_index=True).sort_values(["run", "pc"], ignore_index=True)
 
 
