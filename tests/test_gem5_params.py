@@ -2,6 +2,7 @@
 configs/gem5/hotline_boot.py and hotline_measure.py are given, checked value by value, and its
 checks that need no gem5 binary."""
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -291,9 +292,8 @@ def test_a_checkpoint_with_scratch_disks_names_them_by_count_and_size():
     assert "scratch_disks" not in plain[0]
     assert two[0]["scratch_disks"] == {"count": 2, "size_mib": 99}
     assert len({plain[1], two[1], bigger[1]}) == 3
-    with_disks = params.machine(system, vmlinux=Path("/k/vmlinux"),
-                                disk_image=Path("/i/disk.img"), kernel_args=APPEND,
-                                scratch_disks=(Path("/c/scratch-0.img"), Path("/c/scratch-1.img")))
+    with_disks = dataclasses.replace(machine,
+                                     scratch_disks=["/c/scratch-0.img", "/c/scratch-1.img"])
     assert key(None)[1] == plain[1]     # the paths are not in the key
     written = params.run_params.to_dict(params.boot_params(with_disks, Path("/c/cpt")))
     assert written["machine"]["scratch_disks"] == ["/c/scratch-0.img", "/c/scratch-1.img"]

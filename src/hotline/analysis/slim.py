@@ -102,16 +102,18 @@ def slim_cycles(cycles: pd.DataFrame) -> pd.DataFrame:
     keys = ["run", "pc", "symbol", "offset"]
     counted = [c for c in cycles.columns if c not in keys and c not in CYCLES_SUMMED_OVER]
     per_insn = cycles.groupby(keys, as_index=False, sort=True, dropna=False)[counted].sum()
-    # A function is its symbol in its space: code without a symbol is
-    # summed apart in the kernel and in user space.
-    function = [per_insn["run"], per_insn["symbol"], per_insn["pc"] >= KERNEL_START]
-    share = per_insn.groupby(function)["cycles"].transform("sum") / \
+
+    def functions(rows: pd.DataFrame):
+        # A function is its symbol in its space: code without a symbol is
+        # summed apart in the kernel and in user space.
+        return rows.groupby([rows["run"], rows["symbol"], rows["pc"] >= KERNEL_START],
+                            sort=False)
+
+    share = functions(per_insn)["cycles"].transform("sum") / \
         per_insn.groupby("run")["cycles"].transform("sum")
     listed = (per_insn["symbol"] != "") & (share >= LISTED_SHARE)
-    rest = per_insn[~listed]
-    functions = rest.groupby([rest["run"], rest["symbol"], rest["pc"] >= KERNEL_START],
-                             sort=False)
-    summed = pd.concat([functions[keys].first(), functions[counted].sum()], axis=1)
+    rest = functions(per_insn[~listed])
+    summed = pd.concat([rest[keys].first(), rest[counted].sum()], axis=1)
     return pd.concat([per_insn[listed], summed.reset_index(drop=True)],
                      ignore_index=True).sort_values(["run", "pc"], ignore_index=True)
 

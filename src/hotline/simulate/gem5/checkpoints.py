@@ -247,11 +247,9 @@ def last_error(log: Path) -> str:
     for line in reversed(lines):
         # gem5's own stops, and a Python exception in the config script
         # (its traceback follows it, under "At:").
-        if line.startswith(("fatal:", "panic:", "Exception")) or "Assertion" in line or \
-                re.match(r"[A-Za-z]+Error: ", line):
-            return line.strip()
-        # gem5's fatal() and panic() name their source first:
-        # "src/cpu/o3/fetch.cc:113: fatal: fetch buffer size ...".
-        if re.match(r"\S+:\d+: (fatal|panic): ", line):
+        # (gem5's fatal() and panic() may name their source first:
+        # "src/cpu/o3/fetch.cc:113: fatal: fetch buffer size ...".)
+        if re.match(r"(\S+:\d+: )?(fatal|panic): |Exception|[A-Za-z]+Error: ", line) or \
+                "Assertion" in line:
             return line.strip()
     return lines[-1] if lines else "(no output)"

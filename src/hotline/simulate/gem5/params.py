@@ -155,15 +155,14 @@ def check_system(system: SystemSpec) -> None:
                            "marks regions with the 0F 04 instruction: use boot_cpu = \"atomic\"")
 
 
-def machine(system: SystemSpec, *, vmlinux: Path, disk_image: Path, kernel_args: str,
-            scratch_disks: tuple[Path, ...] = ()):
-    """What the boot and every restore of its checkpoint build alike."""
+def machine(system: SystemSpec, *, vmlinux: Path, disk_image: Path, kernel_args: str):
+    """What the boot and every restore of its checkpoint build alike (the
+    scratch disks' paths, which the two differ in, are set by each)."""
     check_system(system)
     return run_params.Machine(
         vmlinux=str(vmlinux), disk_image=str(disk_image),
         kernel_args=kernel_args.split() + [LPJ], cpus=system.cpus,
-        clock=f"{system.gem5.clock_ghz:g}GHz", memory=memory(system),
-        scratch_disks=[str(d) for d in scratch_disks])
+        clock=f"{system.gem5.clock_ghz:g}GHz", memory=memory(system))
 
 
 def boot_params(machine, checkpoint_dir: Path):

@@ -119,11 +119,12 @@ def cannot_run(workload: str, params: dict[str, int]) -> str:
     """Why the gem5 backend cannot run the workload with these parameters,
     or "" if it can."""
     scratch = load_workload(workload).scratch_disks
+    count = scratch.count(params) if scratch else 0
     most = gem5_params.run_params.MAX_SCRATCH_DISKS
-    if scratch and scratch.count(params) > most:
-        return (f"workload '{workload}' with {scratch.count_param} = {scratch.count(params)} "
-                f"needs {scratch.count(params)} scratch disks; gem5's X86Board takes at most "
-                f"{most} beside its root disk (one IDE controller): give it at most {most}")
+    if count > most:
+        return (f"workload '{workload}' with {scratch.count_param} = {count} needs {count} "
+                f"scratch disks; gem5's X86Board takes at most {most} beside its root disk "
+                f"(one IDE controller): give it at most {most}")
     return ""
 
 
