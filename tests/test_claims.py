@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from hotline import paths
+from hotline import paths, sealed
 from hotline.analysis import claims, claims_page
 from hotline.analysis.claims import CLAIMS, INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
 from hotline.analysis.claims.c06 import QEMU_CANNOT as C6_QEMU_CANNOT
@@ -387,6 +387,30 @@ def test_slim_gem5_results_keep_the_chain_functions_code_and_need_no_kernel(tmp_
         SUPPORTED, "pte_chain_add: lock 33.3%, unlock 20.0% of its cycles (lock and unlock "
         "found in the kernel's disassembly)")
 
+
+
+def test_slimming_that_changes_a_verdict_leaves_the_target_as_it_was(tmp_path, kernel_cache,
+                                                                    monkeypatch, capsys):
+    """The slim tables are made and checked in a scratch folder: where a
+    claim reads them otherwise than the full tables, the command fails and
+    the target keeps its earlier tables (here: none); where they agree, the
+    target gets them, sealed."""
+    from hotline.analysis import slim as slimming
+    e = experiment(tmp_path, backend="gem5")
+    e.run(CHAIN, "forkstorm", roi=ROI, cycles=[cycles("pte_chain_add", 0x43, 100)])
+    e.results()     # gathered
+    target = tmp_path / "committed"
+    target.mkdir()
+    (target / "keep.txt").write_text("an earlier slimming's folder\n")
+    checks = iter([{"C2": ["supported"]}, {"C2": ["inconclusive"]}])
+    monkeypatch.setattr(slimming, "claim_checks", lambda directory: next(checks))
+    assert slimming.main([str(e.directory), str(target), "--claims"]) == 1
+    assert "C2: verdict, figure, reason and control: DIFFERENT" in capsys.readouterr().out
+    assert sorted(p.name for p in target.iterdir()) == ["keep.txt"]
+    monkeypatch.setattr(slimming, "claim_checks", lambda directory: {"C2": ["supported"]})
+    assert slimming.main([str(e.directory), str(target), "--claims"]) == 0
+    assert sealed.index_breach(target, "runs.parquet") is None
+    assert (target / "cycles.parquet").is_file()
 
 def test_c2_without_the_kernel_is_inconclusive(tmp_path, monkeypatch):
     monkeypatch.setenv("HOTLINE_CACHE", str(tmp_path / "empty-cache"))

@@ -40,7 +40,8 @@ Every table is written again with zstd (level 19).  Slimming slim tables
 changes nothing.  The command slims, then executes every notebook against
 copies of both directories and compares every output of every cell (with
 --claims: checks every claim on both and compares each verdict, figure,
-reason and control); it fails if one differs:
+reason and control); it fails if one differs, and then leaves the target as
+it was: the slim tables are made and compared in a scratch folder first.
 
     .venv/bin/python -m hotline.analysis.slim FULL_RESULTS_DIR... SLIM_RESULTS_DIR [--claims]
 """
@@ -257,22 +258,42 @@ def main(argv: list[str]) -> int:
         return _slim_and_compare(source, target, claims_only)
 
 
+def install(trial: Path, target: Path) -> None:
+    """The tables of the slimmed directory trial in target, as they are,
+    runs.parquet last (its seal lists the others' bytes, which a copy
+    keeps); target's tables that trial lacks removed first."""
+    target = outputs.make_dir(Path(target))
+    tables = {p.name for p in trial.glob("*.parquet")}
+    (target / "runs.parquet").unlink(missing_ok=True)   # not valid while the others change
+    for left_out in (p for p in target.glob("*.parquet") if p.name not in tables):
+        left_out.unlink()
+    for name in sorted(tables - {"runs.parquet"}) + ["runs.parquet"]:
+        with outputs.replacing(target / name) as partial:
+            shutil.copyfile(trial / name, partial)
+
+
 def _slim_and_compare(source: Path, target: Path, claims_only: bool) -> int:
-    rows = {}
-    if status := guarded(lambda: rows.update(slim(source, target, claims_only))):
-        return status
-    for name, (before, after) in rows.items():
-        print(f"{name}.parquet: {before} rows -> {after}")
-    compare = claim_checks if claims_only else notebook_outputs
-    full, slimmed = compare(source), compare(target)
-    differing = 0
-    for name, cells in full.items():
-        same = cells == slimmed[name]
-        differing += not same
-        what = "verdict, figure, reason and control" if claims_only else \
-            f"{sum(map(len, cells))} outputs of {len(cells)} code cells"
-        print(f"{name}: {what}: {'the same' if same else 'DIFFERENT'} on the slim results")
-    return 1 if differing else 0
+    with tempfile.TemporaryDirectory() as scratch:
+        trial = Path(scratch) / "slim"
+        rows = {}
+        if status := guarded(lambda: rows.update(slim(source, trial, claims_only))):
+            return status
+        for name, (before, after) in rows.items():
+            print(f"{name}.parquet: {before} rows -> {after}")
+        compare = claim_checks if claims_only else notebook_outputs
+        full, slimmed = compare(source), compare(trial)
+        differing = 0
+        for name, cells in full.items():
+            same = cells == slimmed[name]
+            differing += not same
+            what = "verdict, figure, reason and control" if claims_only else \
+                f"{sum(map(len, cells))} outputs of {len(cells)} code cells"
+            print(f"{name}: {what}: {'the same' if same else 'DIFFERENT'} on the slim results")
+        if differing:
+            print(f"slim: {target} left as it was: the slim tables change what is read of them",
+                  file=sys.stderr)
+            return 1
+        return guarded(lambda: install(trial, target))
 
 
 if __name__ == "__main__":
