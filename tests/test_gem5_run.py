@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from hotline import paths, specs
+from hotline.analysis import sampling
 from hotline.experiment import run_experiment
 from hotline.hashing import hash_file
 from hotline.report.render import write_report
@@ -272,14 +273,6 @@ def sampled_run(tmp_path_factory):
     return tiny_run("pentium3-4way-o3-sampled", tmp_path_factory.mktemp("sampled"))
 
 
-def outside(value: pd.Series, sampled: pd.DataFrame, column: str) -> pd.DataFrame:
-    """The rows of value (by pc) outside the sampled interval of column."""
-    low = sampled[f"{column}_low"].reindex(value.index, fill_value=0.0)
-    high = sampled[f"{column}_high"].reindex(value.index, fill_value=0.0)
-    frame = pd.DataFrame({"value": value, "low": low, "high": high})
-    return frame[(frame["value"] < frame["low"]) | (frame["value"] > frame["high"])]
-
-
 @pytest.mark.boot
 @NO_EXTENSION
 def test_the_windows_estimate_the_sampled_runs_own_micro_ops(sampled_run):
@@ -294,9 +287,8 @@ def test_the_windows_estimate_the_sampled_runs_own_micro_ops(sampled_run):
     assert 0.99 * manifest["region_micro_ops"] <= manifest["counted_micro_ops"] <= \
         manifest["region_micro_ops"]
     sampled = pd.read_parquet(sampled_run.directory / "sampled_cycles.parquet").set_index("pc")
-    counted = sampled["counted_micro_ops"] / manifest["counted_micro_ops"]
-    missed = outside(counted.nlargest(20), sampled, "micro_op_share")
-    assert len(missed) <= 3, missed
+    missed = sampling.micro_ops_outside(sampled, manifest["counted_micro_ops"])
+    assert len(missed) <= sampling.ALLOWED_OUTSIDE, missed
 
 
 @pytest.mark.boot
@@ -306,11 +298,8 @@ def test_the_windows_time_a_micro_op_as_the_exact_run_does(o3_run, sampled_run):
     of the exact profile, by cycles, take the cycles per micro-op there
     that the windows' 95% intervals give them, but for at most 3."""
     sampled = pd.read_parquet(sampled_run.directory / "sampled_cycles.parquet").set_index("pc")
-    exact = pd.read_parquet(o3_run.directory / "cycles.parquet").groupby("pc")[
-        ["cycles", "micro_ops"]].sum()
-    top = exact.nlargest(20, "cycles")
-    missed = outside(top["cycles"] / top["micro_ops"], sampled, "cycles_per_micro_op")
-    assert len(missed) <= 3, missed
+    missed = sampling.time_outside(sampled, pd.read_parquet(o3_run.directory / "cycles.parquet"))
+    assert len(missed) <= sampling.ALLOWED_OUTSIDE, missed
 
 
 @pytest.mark.boot
@@ -330,7 +319,6 @@ def test_the_sampled_profile_finds_the_exact_ones_top_instructions(o3_run, sampl
     assert (sampled["windows"] > 100).all()
     manifest = json.loads((sampled_run.directory / "manifest.json").read_text())
     assert manifest["gem5"]["sampled_windows"] == sampled["windows"].iloc[0]
-    exact = pd.read_parquet(o3_run.directory / "cycles.parquet").groupby("pc")["cycles"].sum()
-    exact = exact / exact.sum()
-    missed = outside(exact.nlargest(20), sampled, "share")
-    assert len(missed) <= 3, missed
+    missed = sampling.shares_outside(sampled, pd.read_parquet(o3_run.directory /
+                                                              "cycles.parquet"))
+    assert len(missed) <= sampling.ALLOWED_OUTSIDE, missed
