@@ -47,8 +47,11 @@ def gem5_run(kernel_dir: Path, params: dict, way: str, attempt: int) -> dict:
         sys.exit(f"gem5_miss_profile: gem5 failed ({way}); see {directory / gem5.LOG}")
     out = directory / gem5.OUTDIR
     regions = gem5.read_regions(out)
-    written = {p.relative_to(out).parts[0]: p.stat().st_size for p in out.rglob("*")
-               if p.is_file()}
+    written: dict[str, int] = {}     # bytes under each of gem5's output folders
+    for path in out.rglob("*"):
+        if path.is_file():
+            top = path.relative_to(out).parts[0]
+            written[top] = written.get(top, 0) + path.stat().st_size
     instructions = sum(gem5.stats.core_summary(gem5.stats.read_stats(
         out / "stats.txt", "bench", len(regions)))["committed_insts"].fillna(0))
     figures = {"gem5_seconds": seconds, "instructions": int(instructions),
