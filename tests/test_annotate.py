@@ -4,6 +4,7 @@ cycles, sampled share and main wait of each instruction (gem5 O3); the
 files a patch touches (whose source is shown patched)."""
 
 import pandas as pd
+import pytest
 
 from hotline.report.annotate import cycle_split, miss_split, partial_writes
 from hotline.results.schema import CYCLE_CAUSES
@@ -140,3 +141,60 @@ def test_the_seeds_table_goes_beside_the_lock_and_the_unlock(monkeypatch):
     assert "36.0% unlock" in next(line for line in text.splitlines() if "andb" in line)
     assert "% lock" not in next(line for line in text.splitlines() if "push" in line)
     assert "<td>36.0% unlock</td>" in annotate.as_html({}, a)
+
+
+def sampled_run(directory, kernel_key="k", tables=("sampled_cycles",)):
+    """A sampled run's directory as experiment.execute() leaves it: 0x10
+    past K estimated at 2% (1.5-2.5%) of its unhalted cycles in 40 windows."""
+    from made_runs import write_run
+    frames = {"sampled_cycles": pd.DataFrame({
+        "pc": [K + 0x10, K + 0x999], "windows": 40, "share": [0.02, 0.5],
+        "share_low": [0.015, 0.4], "share_high": [0.025, 0.6]})}
+    return write_run(directory, {
+        "status": "ok", "failure": None, "tables": {t: f"{t}.parquet" for t in tables},
+        "inputs": {"kernel": {"key": kernel_key}, "system": {"name": "p6-sampled"}}},
+        {t: frames[t] for t in tables})
+
+
+def test_a_sampled_runs_estimates_go_beside_the_exact_shares(tmp_path, monkeypatch):
+    """The estimate and its interval beside the instruction's exact share of
+    the run's cycles (40 of 2,000: 2.00%); an instruction the windows never
+    saw has a blank estimate; a sampled run of another kernel build is
+    refused, as is one without estimates."""
+    from types import SimpleNamespace
+
+    from hotline.errors import HotlineError
+    from hotline.report import annotate
+    run = SimpleNamespace(manifest={"inputs": {"kernel": {"key": "k"}}}, directory=tmp_path)
+    what, by_pc = annotate.estimates(run, sampled_run(tmp_path / "s"), [K, K + 0x10])
+    assert what == "s (p6-sampled, 40 windows)" and by_pc == {K + 0x10: (0.02, 0.015, 0.025)}
+    monkeypatch.setattr(annotate, "header", lambda manifest: [])   # needs a whole manifest
+    rows = [{"pc": pc, "offset": pc - K, "instruction": text, "kind": "", "accesses": 0,
+             "misses": {"L1D": {}}, "partial writes": "",
+             "time": {"cycles": 40.0, "share": 0.5, "sampled": 0.5, "waiting": ""}}
+            for pc, text in ((K, "push %rbx"), (K + 0x10, "mov (%rdi),%rax"))]
+    time = {"cycles": 80.0, "samples": 2, "run_share": 0.04, "run_cycles": 2000.0,
+            "per_pc": {K: rows[0]["time"], K + 0x10: rows[1]["time"]}}
+    a = annotate.Annotation("f", K, 0x20, ["L1D"], rows, {"L1D": 0}, None, time,
+                            estimate=(what, by_pc))
+    text = annotate.as_text({}, a)
+    assert "Sampled: s (p6-sampled, 40 windows)" in text
+    assert "2.00%   2.00% (1.50%-2.50%)" in next(line for line in text.splitlines()
+                                                  if "mov (%rdi)" in line)
+    assert "(" not in next(line for line in text.splitlines() if "push" in line)
+    assert "<td>2.00% (1.50%-2.50%)</td>" in annotate.as_html({}, a)
+    with pytest.raises(HotlineError, match="ran kernel build other, .* build k: give a sampled"):
+        annotate.estimates(run, sampled_run(tmp_path / "o", kernel_key="other"), [K])
+    with pytest.raises(HotlineError, match="has no sampled_cycles table"):
+        annotate.estimates(run, sampled_run(tmp_path / "n", tables=()), [K])
+
+
+def test_a_sampled_run_given_as_the_run_says_how_to_set_it_beside_an_exact_one(tmp_path):
+    from hotline.errors import HotlineError
+    from hotline.report.run import read_run
+    run = sampled_run(tmp_path / "s")
+    with pytest.raises(HotlineError) as e:
+        read_run(run)
+    assert str(e.value) == (f"{run} is a sampled run (SMARTS windows): it has estimates of each "
+                            "instruction's time, no miss tables; set it beside an exact run: "
+                            f"./hotline annotate EXACT_RUN FUNCTION --sampled {run}")

@@ -97,7 +97,8 @@ def cmd_report(args) -> int:
 def cmd_annotate(args) -> int:
     from hotline.report.annotate import write_annotation
     from hotline.report.run import find_run
-    text, text_path, html_path = write_annotation(find_run(args.run), args.function)
+    text, text_path, html_path = write_annotation(
+        find_run(args.run), args.function, find_run(args.sampled) if args.sampled else None)
     print(text)
     say(f"annotation written to {text_path} and {html_path}")
     return 0
@@ -210,6 +211,9 @@ def command_line() -> argparse.ArgumentParser:
                        "HTML, written into the run directory's annotate/)")
     p.add_argument("run", help="run directory, or run id under the results tree")
     p.add_argument("function", help="kernel function (symbol), e.g. folio_unlock")
+    p.add_argument("--sampled", metavar="RUN",
+                   help="a sampled gem5 O3 run of the same kernel (SMARTS windows): its "
+                        "estimate of each instruction's share, with the 95%% interval, beside")
     p.set_defaults(func=cmd_annotate)
 
     p = sub.add_parser("diff", help="two runs side by side, perf diff style: misses and "

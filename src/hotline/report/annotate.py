@@ -11,7 +11,10 @@ sampling profiler would have given it (the seeds' view, oprofile's), and
 what it mostly waited for.  Where a seed's instruction table covers the
 function (pte_chain_add and pte_chain_remove: the seed's page_add_rmap and
 page_remove_rmap, names `annotate` also takes), the seed's shares go
-beside the instructions in the same role.
+beside the instructions in the same role.  With --sampled SAMPLED_RUN (a
+sampled O3 run of the same kernel build, SMARTS windows: docs/gem5.md),
+each instruction's estimated share of that run's unhalted cycles, with its
+95% interval, goes beside its exact share of this run's.
 
 Source lines are those of the DWARF line tables (addr2line): inlined code
 shows the inlined source (bitops.h inside folio_unlock), as the tables do.
@@ -28,7 +31,7 @@ from hotline.analysis.claims.seeds import FIGURES, SEED_FILES
 from hotline.analysis.listing import lock_and_unlock_in_code
 from hotline.errors import HotlineError
 from hotline.report import render, tables as rt
-from hotline.report.run import Run, header
+from hotline.report.run import Run, header, read_run, redo
 from hotline.kernel.source_text import SourceText
 from hotline.results.schema import CAUSES, CYCLE_CAUSES, LEVELS
 
@@ -66,6 +69,9 @@ class Annotation:
     # The seed's table where one covers the function: what it is, and the
     # seed's share of the function's samples by pc.
     seed: tuple[str, dict[int, str]] | None = None
+    # A sampled run's estimates (--sampled): what run, and by pc the
+    # instruction's estimated share of its unhalted cycles, low, high.
+    estimate: tuple[str, dict[int, tuple[float, float, float]]] | None = None
 
 
 def miss_split(misses: pd.DataFrame, pcs: list[int]) -> dict[int, dict[str, dict[str, int]]]:
@@ -144,7 +150,29 @@ def seed_beside(function: str, start: int, listing: dict[int, str]) -> \
             f"the instructions in the same role here", beside)
 
 
-def annotate(run: Run, function: str, source: SourceText | None = None) -> Annotation:
+def estimates(run: Run, sampled_dir: Path, pcs: list[int]) -> \
+        tuple[str, dict[int, tuple[float, float, float]]]:
+    """What the sampled run sampled_dir was, and its estimates of the
+    instructions' shares of its unhalted cycles (share, low, high) by pc.
+    It must have run the run's kernel build: the pcs are that build's."""
+    manifest = read_run(sampled_dir, ("sampled_cycles",))
+    theirs, ours = (m["inputs"]["kernel"]["key"] for m in (manifest, run.manifest))
+    if theirs != ours:
+        raise HotlineError(f"{sampled_dir} ran kernel build {theirs[:16]}, {run.directory} "
+                           f"build {ours[:16]}: give a sampled run of the same kernel build")
+    table = rt.read_table(sampled_dir / "sampled_cycles.parquet",
+                          ["pc", "windows", "share", "share_low", "share_high"],
+                          f"the run is damaged: {redo(sampled_dir)}")
+    mine = table[table["pc"].isin(pcs)]
+    windows = int(table["windows"].max()) if len(table) else 0
+    what = (f"{manifest['run_id']} ({manifest['inputs']['system']['name']}, {windows:,} "
+            "windows)")
+    return what, {int(r.pc): (float(r.share), float(r.share_low), float(r.share_high))
+                  for r in mine.itertuples()}
+
+
+def annotate(run: Run, function: str, source: SourceText | None = None,
+             sampled: Path | None = None) -> Annotation:
     symbol = run.symbolizer.function_named(function)
     if symbol is None and function in SEED_NAMES:
         function = SEED_NAMES[function]     # the seed's name for the work
@@ -167,7 +195,9 @@ def annotate(run: Run, function: str, source: SourceText | None = None) -> Annot
     time = None
     if "cycles" not in t.absent:
         time = cycle_split(t.cycles, pcs)
-        time["run_share"] = time["cycles"] / float(t.cycles["cycles"].sum() or 1)
+        time["run_cycles"] = float(t.cycles["cycles"].sum())
+        time["run_share"] = time["cycles"] / (time["run_cycles"] or 1)
+    estimate = estimates(run, Path(sampled), pcs) if sampled is not None else None
     source = source or SourceText.of_build(run.kernel)
     rows, previous = [], None
     for pc in pcs:
@@ -183,7 +213,7 @@ def annotate(run: Run, function: str, source: SourceText | None = None) -> Annot
                      "time": time["per_pc"].get(pc) if time else None})
     totals = {lv: sum(sum(r["misses"][lv].values()) for r in rows if "pc" in r) for lv in levels}
     return Annotation(function, symbol.start, symbol.size, levels, rows, totals, source.missing,
-                      time, seed_beside(function, symbol.start, listing))
+                      time, seed_beside(function, symbol.start, listing), estimate)
 
 
 def _time(row: dict) -> str:
@@ -198,6 +228,21 @@ def _time(row: dict) -> str:
 TIME_WIDTH = 10 + 7 + 8 + 2 + 12
 TIME_HEAD = f"{'cycles':>10}{'share':>7}{'sampled':>8}  {'waiting on':<12}"
 SEED_WIDTH = 14
+ESTIMATE_WIDTH = 8 + 22
+ESTIMATE_HEAD = f"{'of run':>8}{'estimate (95%)':>22}"
+
+
+def _of_run(a: Annotation, pc: int) -> str:
+    """The instruction's exact share of the run's cycles, if timed."""
+    t = a.time["per_pc"].get(pc) if a.time else None
+    return f"{t['cycles'] / a.time['run_cycles']:.2%}" if t and a.time["run_cycles"] else ""
+
+
+def _estimate(a: Annotation, pc: int) -> str:
+    """The sampled run's estimate of the instruction's share, with its
+    interval; blank where its windows never saw the instruction."""
+    e = a.estimate[1].get(pc) if a.estimate else None
+    return f"{e[0]:.2%} ({e[1]:.2%}-{e[2]:.2%})" if e else ""
 
 
 def _count(row: dict, level: str) -> str:
@@ -224,9 +269,14 @@ def as_text(manifest: dict, a: Annotation) -> str:
                       "waited for."]
     if a.seed:
         out[-1:-1] = [f"Seed: {a.seed[0]} (column 'seed')."]
+    if a.estimate:
+        out[-1:-1] = [f"Sampled: {a.estimate[0]}: each instruction's estimated share of that "
+                      "run's unhalted cycles with its 95% interval over the windows (column "
+                      "'estimate'), beside its exact share of this run's ('of run')."]
     if a.missing_source:
         out += [f"(source text: {a.missing_source})", ""]
-    time_head = (TIME_HEAD if a.time else "") + (f"{'seed':>{SEED_WIDTH}}" if a.seed else "")
+    time_head = (TIME_HEAD if a.time else "") + (f"{'seed':>{SEED_WIDTH}}" if a.seed else "") \
+        + (ESTIMATE_HEAD if a.estimate else "")
     levels = "".join(f"{lv:>8}" for lv in a.levels)
     # Each cause column as wide as its longest entry.
     widths = {lv: max([len(f"{lv} causes"), *(len(_causes(r["misses"].get(lv, {})))
@@ -235,6 +285,7 @@ def as_text(manifest: dict, a: Annotation) -> str:
     out.append(f"{time_head}{levels}  {'L1D causes':<{widths['L1D']}}"
                f"{'L2 causes':<{widths['L2']}}{'accesses':>9}  {'address':<18}  instruction")
     blank = " " * ((TIME_WIDTH if a.time else 0) + (SEED_WIDTH if a.seed else 0)
+                   + (ESTIMATE_WIDTH if a.estimate else 0)
                    + 8 * len(a.levels) + 2 + widths["L1D"] + widths["L2"] + 9)
     for r in a.rows:
         if "source" in r:
@@ -244,7 +295,8 @@ def as_text(manifest: dict, a: Annotation) -> str:
         # Instructions that access data show their zeros; the others, blanks.
         counts = "".join(f"{_count(r, lv):>8}" for lv in a.levels)
         seed = f"{a.seed[1].get(r['pc'], ''):>{SEED_WIDTH}}" if a.seed else ""
-        line = (f"{_time(r) if a.time else ''}{seed}{counts}  "
+        estimate = f"{_of_run(a, r['pc']):>8}{_estimate(a, r['pc']):>22}" if a.estimate else ""
+        line = (f"{_time(r) if a.time else ''}{seed}{estimate}{counts}  "
                 f"{_causes(r['misses'].get('L1D', {})):<{widths['L1D']}}"
                 f"{_causes(r['misses'].get('L2', {})):<{widths['L2']}}{r['accesses'] or '':>9}  "
                 f"{r['pc']:x}:  +{r['offset']:<#6x} {r['instruction']}")
@@ -263,6 +315,7 @@ def as_html(manifest: dict, a: Annotation) -> str:
               or [1]) or 1
     timed = ["cycles", "share", "sampled", "waiting on"] if a.time else []
     timed += ["seed"] if a.seed else []
+    timed += ["of run", "estimate (95%)"] if a.estimate else []
     heads = [*timed, *a.levels, *(f"{lv} {SHORT[c]}" for lv in ("L1D", "L2") if lv in a.levels
                           for c in CAUSES), "accesses", "address", "offset", "instruction",
              "partial writes"]
@@ -274,6 +327,10 @@ def as_html(manifest: dict, a: Annotation) -> str:
             "shaded by misses. * instruction as patched at boot.</p>"]
     if a.seed:
         body.append(f"<p>Seed: {html.escape(a.seed[0])} (column 'seed').</p>")
+    if a.estimate:
+        body.append(f"<p>Sampled: {html.escape(a.estimate[0])}: each instruction's estimated "
+                    "share of that run's unhalted cycles with its 95% interval (column "
+                    "'estimate'), beside its exact share of this run's ('of run').</p>")
     if a.missing_source:
         body.append(f"<p>(source text: {html.escape(a.missing_source)})</p>")
     body.append("<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in heads) + "</tr>")
@@ -294,6 +351,8 @@ def as_html(manifest: dict, a: Annotation) -> str:
                       f"<td>{html.escape(t.get('waiting', ''))}</td>"]
         if a.seed:
             cells.append(f"<td>{html.escape(a.seed[1].get(r['pc'], ''))}</td>")
+        if a.estimate:
+            cells += [f"<td>{_of_run(a, r['pc'])}</td>", f"<td>{_estimate(a, r['pc'])}</td>"]
         for lv in a.levels:
             n = sum(r["misses"][lv].values())
             shade = f' style="background:rgba(196,78,82,{0.1 + 0.9 * n / top:.2f})"' if n else ""
@@ -309,13 +368,15 @@ def as_html(manifest: dict, a: Annotation) -> str:
     return render.page(f"hotline annotate {a.function}", header(manifest), body)
 
 
-def write_annotation(run_dir: Path, function: str) -> tuple[str, Path, Path]:
-    """Annotate `function` of the run; text, and the paths of the text and
-    HTML written to the run directory's annotate/."""
+def write_annotation(run_dir: Path, function: str,
+                     sampled: Path | None = None) -> tuple[str, Path, Path]:
+    """Annotate `function` of the run (with the sampled run's estimates
+    beside it); text, and the paths of the text and HTML written to the run
+    directory's annotate/."""
     run = Run.read(run_dir)
     source = SourceText.of_build(run.kernel)
     try:
-        a = annotate(run, function, source)
+        a = annotate(run, function, source, sampled)
     finally:
         source.close()
     text = as_text(run.manifest, a)

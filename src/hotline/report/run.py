@@ -43,9 +43,9 @@ def redo(run_dir: Path) -> str:
             " and run its experiment again (or run it with --rerun)")
 
 
-def read_run(run_dir: Path) -> dict:
-    """A run's manifest, if the run has tables to report; a one-line error
-    saying why not otherwise."""
+def read_run(run_dir: Path, tables: tuple[str, ...] = ("misses",)) -> dict:
+    """A run's manifest, if the run is whole and has `tables`; a one-line
+    error saying why not otherwise."""
     try:
         manifest = read_manifest(run_dir / "manifest.json")
     except HotlineError as e:
@@ -56,9 +56,17 @@ def read_run(run_dir: Path) -> dict:
                            f"{run_dir / guest_log.FILE})")
     if problem := damage(run_dir):
         raise HotlineError(f"{problem}: the run is damaged: {redo(run_dir)}")
-    if "misses" not in (manifest.get("tables") or {}):
+    made = manifest.get("tables") or {}
+    if "misses" in tables and "misses" not in made:
+        if "sampled_cycles" in made:
+            raise HotlineError(f"{run_dir} is a sampled run (SMARTS windows): it has estimates "
+                               "of each instruction's time, no miss tables; set it beside an "
+                               f"exact run: ./hotline annotate EXACT_RUN FUNCTION --sampled "
+                               f"{run_dir}")
         raise HotlineError(f"{run_dir} has no results tables: the report needs a run made "
                            "with plugin = \"hotline-cache\"")
+    if missing := [t for t in tables if t not in made]:
+        raise HotlineError(f"{run_dir} has no {missing[0]} table: give a run that made one")
     return manifest
 
 
