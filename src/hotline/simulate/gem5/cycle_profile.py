@@ -10,17 +10,16 @@ cycles the region had, halted ones among them; its rows charge every other
 cycle to one instruction, in units.  The reader checks that they add up,
 exactly, before anything is made of them."""
 
-import io
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from hotline.errors import HotlineError
-from hotline.inputs import read_text
 from hotline.intervals import half_width
 from hotline.results import schema
 from hotline.results.attribute import with_code
+from hotline.simulate.gem5 import extension_table
 
 MAGIC = "# hotline cycle profile 1:"
 COUNTS = ["pc", "instructions", "micro_ops", "samples"]   # then units per cause
@@ -31,29 +30,17 @@ def read(path: Path) -> tuple[dict, pd.DataFrame]:
     (pc, instructions, micro_ops, then units per cause), refused with one
     line if it is not one or does not add up.  Samples (the sampled view)
     are counted apart from the cycles."""
-    text = read_text(path)
-    header, _, body = text.partition("\n")
-    if not header.startswith(MAGIC):
-        raise HotlineError(f"{path}: not a hotline cycle profile (first line {header[:40]!r})")
-    try:
-        meta = dict(field.split("=", 1) for field in header[len(MAGIC):].split())
-        units, region, halted, period = (int(meta[k]) for k in (
-            "units_per_cycle", "region_cycles", "halted_cycles", "sample_period"))
-        rows = pd.read_csv(io.StringIO(body), dtype="uint64")
-    except (ValueError, KeyError) as e:
-        raise HotlineError(f"{path}: damaged cycle profile ({e}); run it again") from None
-    causes = list(rows.columns[len(COUNTS):])
-    if list(rows.columns[:len(COUNTS)]) != COUNTS or \
-            causes != list(schema.CYCLE_CAUSES):
-        raise HotlineError(f"{path}: columns {list(rows.columns)} are not those of "
-                           f"results/schema.py CYCLE_CAUSES: hotline and its gem5 extension "
-                           f"differ; rebuild gem5 with this checkout's configs/gem5/extras")
+    meta, rows = extension_table.read(
+        path, MAGIC, "cycle profile",
+        ("units_per_cycle", "region_cycles", "halted_cycles", "sample_period"),
+        [*COUNTS, *schema.CYCLE_CAUSES], "uint64")
+    units, region, halted = meta["units_per_cycle"], meta["region_cycles"], meta["halted_cycles"]
+    causes = list(schema.CYCLE_CAUSES)
     charged = int(rows[causes].to_numpy(dtype="uint64").sum()) if len(rows) else 0
     if charged + halted * units != region * units:
         raise HotlineError(f"{path}: {charged / units} cycles charged and {halted} halted, of "
                            f"{region}: the profile does not add up")
-    return {"units_per_cycle": units, "region_cycles": region, "halted_cycles": halted,
-            "sample_period": period}, rows
+    return meta, rows
 
 
 def tables(files: dict[tuple[int, int], Path], objects, run_id: str) -> dict[str, pd.DataFrame]:

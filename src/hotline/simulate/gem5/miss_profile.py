@@ -11,13 +11,12 @@ end); its rows are misses per (cpu, level, pc, kind, the access's virtual
 address, cause, thief), with their count and the ticks from miss to fill.
 """
 
-import io
 from pathlib import Path
 
 import pandas as pd
 
 from hotline.errors import HotlineError
-from hotline.inputs import read_text
+from hotline.simulate.gem5 import extension_table
 from hotline.simulate.gem5.physical_map import PhysicalMap, data_key
 from hotline.simulate.gem5.trace_misses import RAW, STOLEN
 
@@ -34,30 +33,16 @@ CAUSES = {"compulsory", "capacity", "conflict", "coherence", "upgrade"}
 def read(path: Path) -> tuple[dict, pd.DataFrame]:
     """One region's table: its header's fields and its rows, refused with
     one line if it is not one."""
-    text = read_text(path)
-    header, _, body = text.partition("\n")
-    if not header.startswith(MAGIC):
-        raise HotlineError(f"{path}: not a hotline miss profile (first line {header[:40]!r})")
-    try:
-        meta = {k: int(v) for k, v in (f.split("=", 1) for f in header[len(MAGIC):].split())}
-        missing = [k for k in ("tick_frequency", "line_bytes", *COUNTS) if k not in meta]
-        if missing:
-            raise KeyError(missing[0])
-        rows = pd.read_csv(io.StringIO(body), dtype={
+    meta, rows = extension_table.read(
+        path, MAGIC, "miss profile", ("tick_frequency", "line_bytes", *COUNTS), COLUMNS, {
             "cpu": "int16", "level": "string", "pc": "uint64", "kind": "string",
             "vaddr": "uint64", "cause": "string", "thief_cpu": "int16", "thief_pc": "uint64",
             "count": "int64", "ticks": "uint64"})
-    except (ValueError, KeyError) as e:
-        raise HotlineError(f"{path}: damaged miss profile ({e}); run it again") from None
-    if list(rows.columns) != COLUMNS:
-        raise HotlineError(f"{path}: columns {list(rows.columns)}, not {COLUMNS}: hotline and "
-                           f"its gem5 extension differ; rebuild gem5 with this checkout's "
-                           f"configs/gem5/extras")
     for column, known in (("level", LEVELS), ("kind", KINDS), ("cause", CAUSES)):
         unknown = set(rows[column].unique()) - known
         if unknown:
-            raise HotlineError(f"{path}: unknown {column} {sorted(unknown)[0]!r}; rebuild gem5 "
-                               f"with this checkout's configs/gem5/extras")
+            raise HotlineError(f"{path}: unknown {column} {sorted(unknown)[0]!r}; "
+                               f"{extension_table.REBUILD}")
     return meta, rows
 
 

@@ -10,13 +10,12 @@ together, as the region closes): the count can fall short of it by the
 atomic cores' faulting micro-ops, which gem5 counts and re-executes, and
 never exceed it."""
 
-import io
 from pathlib import Path
 
 import pandas as pd
 
 from hotline.errors import HotlineError
-from hotline.inputs import read_text
+from hotline.simulate.gem5 import extension_table
 from hotline.simulate.gem5.params import run_params
 
 MAGIC = "# hotline retire count 1:"
@@ -27,19 +26,7 @@ CORES = run_params.RETIRE_CORES
 def read(path: Path) -> pd.DataFrame:
     """One core's table of one region, refused with one line if it is not
     one."""
-    header, _, body = read_text(path).partition("\n")
-    if not header.startswith(MAGIC):
-        raise HotlineError(f"{path}: not a hotline retire count (first line {header[:40]!r})")
-    try:
-        rows = pd.read_csv(io.StringIO(body), dtype="uint64")
-    except ValueError as e:
-        raise HotlineError(f"{path}: damaged retire count ({e}); run it again") from None
-    if list(rows.columns) != COLUMNS:
-        raise HotlineError(f"{path}: columns {list(rows.columns)}, not {COLUMNS}: hotline and "
-                           "its gem5 extension differ; rebuild gem5 with this checkout's "
-                           "configs/gem5/extras")
-    return rows
-
+    return extension_table.read(path, MAGIC, "retire count", (), COLUMNS, "uint64")[1]
 
 def counted(files: dict[tuple[int, int, str], Path],
             statistic: dict[tuple[int, int], int]) -> pd.Series:
