@@ -1046,6 +1046,20 @@ def test_the_tiny_o3_experiment_has_every_o3_run_the_microbenchmark_claim_needs(
     assert not covered(need, plan(load_spec(experiments / "claims-o3-tiny-32b.toml")), True)
 
 
+def test_the_tiny_o3_experiment_has_every_o3_run_the_script_storm_claims_need():
+    """C8 (the kernel profile in cycles) and C9 (the load replays) take one
+    script on O3 cores: claims-o3-tiny has every such run; the 32-byte twin
+    leaves them out."""
+    experiments = paths.REPO / "configs" / "experiments"
+    needs = [(claim.id, need) for claim in CLAIMS.values() for need in claim.needs
+             if need.o3 and need.workload == "scriptstorm"]
+    assert {claim for claim, _ in needs} == {"C8", "C9"}
+    for claim, need in needs:
+        assert covered(need, plan(load_spec(experiments / "claims-o3-tiny.toml")), True) == \
+            set(need.variants), claim
+        assert not covered(need, plan(load_spec(experiments / "claims-o3-tiny-32b.toml")), True)
+
+
 # The committed smoke results (analysis/smoke-results/PROVENANCE.md) --------
 
 SMOKE_VERDICTS = {
