@@ -1,12 +1,11 @@
 """The sampled run's three checks (hotline.analysis.sampling) on tables
 made by hand, each outcome worked out below."""
 
-import json
-
 import pandas as pd
 import pytest
 
 from hotline.analysis import sampling
+from made_runs import write_run
 
 # The exact run: three instructions over two cores.  Cycles per pc: 0x10
 # 60, 0x20 30, 0x30 10 (shares 0.6, 0.3, 0.1); micro-ops 30, 10, 10 (cycles
@@ -47,12 +46,11 @@ def test_the_sampled_runs_own_micro_ops_outside_their_intervals():
 
 
 def test_the_report_names_what_missed_and_a_run_without_the_table(tmp_path, capsys):
-    exact, sampled = tmp_path / "exact", tmp_path / "sampled"
-    exact.mkdir()
-    sampled.mkdir()
-    EXACT.to_parquet(exact / "cycles.parquet")
-    SAMPLED.reset_index().to_parquet(sampled / "sampled_cycles.parquet")
-    (sampled / "manifest.json").write_text(json.dumps({"gem5": {"counted_micro_ops": 1000}}))
+    """On runs as hotline leaves them: a swapped pair, or a table changed
+    since its run sealed it, is refused in one line."""
+    exact = write_run(tmp_path / "exact", {}, {"cycles": EXACT})
+    sampled = write_run(tmp_path / "sampled", {"gem5": {"counted_micro_ops": 1000}},
+                        {"sampled_cycles": SAMPLED.reset_index()})
     text = sampling.report(exact, sampled, top=3)
     assert text.splitlines()[0] == "3 instructions seen in 120 windows"
     assert "micro-ops (same execution): 2 of the top 3 outside their 95% intervals (within " \
@@ -61,3 +59,6 @@ def test_the_report_names_what_missed_and_a_run_without_the_table(tmp_path, caps
     assert "  0x30: 0.1 outside [0, 0]" in text
     assert sampling.main([str(sampled), str(exact)]) == 1
     assert "has no cycles.parquet" in capsys.readouterr().err
+    EXACT.head(1).to_parquet(exact / "cycles.parquet")
+    assert sampling.main([str(exact), str(sampled)]) == 1
+    assert "cycles.parquet: " in capsys.readouterr().err

@@ -19,13 +19,13 @@ time; that is the bound the gem5 tests hold each check to.
 """
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 import pandas as pd
 
 from hotline.errors import HotlineError, guarded
+from hotline.records import done
 
 TOP = 20
 # The most of TOP independent 95% intervals that may miss by chance alone
@@ -42,7 +42,8 @@ def outside(value: pd.Series, sampled: pd.DataFrame, column: str) -> pd.DataFram
     return frame[(frame["value"] < frame["low"]) | (frame["value"] > frame["high"])]
 
 
-def micro_ops_outside(sampled: pd.DataFrame, counted_micro_ops: float, top: int = TOP) -> pd.DataFrame:
+def micro_ops_outside(sampled: pd.DataFrame, counted_micro_ops: float,
+                      top: int = TOP) -> pd.DataFrame:
     """The top instructions by the sampled run's own micro-ops whose share
     lies outside the windows' estimate of it."""
     counted = sampled["counted_micro_ops"] / counted_micro_ops
@@ -65,12 +66,15 @@ def shares_outside(sampled: pd.DataFrame, exact: pd.DataFrame, top: int = TOP) -
 
 def read(exact_dir: Path, sampled_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame, float]:
     """The exact run's cycles, the sampled run's estimates (by pc) and its
-    counted micro-ops."""
-    for directory, table in ((exact_dir, "cycles.parquet"), (sampled_dir, "sampled_cycles.parquet")):
+    counted micro-ops; each run whole (done.damage) and with its table."""
+    for directory, table in ((exact_dir, "cycles.parquet"),
+                             (sampled_dir, "sampled_cycles.parquet")):
+        if problem := done.damage(Path(directory)):
+            raise HotlineError(f"{problem}: give runs as hotline left them")
         if not (Path(directory) / table).is_file():
             raise HotlineError(f"{directory} has no {table}: give an exact O3 run and a sampled "
                                "one (pentium3-4way-o3 and pentium3-4way-o3-sampled, say)")
-    manifest = json.loads((Path(sampled_dir) / "manifest.json").read_text())
+    manifest = done.read_manifest(Path(sampled_dir) / "manifest.json")
     sampled = pd.read_parquet(Path(sampled_dir) / "sampled_cycles.parquet").set_index("pc")
     return (pd.read_parquet(Path(exact_dir) / "cycles.parquet"), sampled,
             float(manifest["gem5"]["counted_micro_ops"]))
@@ -80,9 +84,10 @@ def report(exact_dir: Path, sampled_dir: Path, top: int = TOP) -> str:
     exact, sampled, counted = read(exact_dir, sampled_dir)
     names = sampled["symbol"].fillna("") + "+" + sampled["offset"].astype(str)
     lines = [f"{len(sampled)} instructions seen in {int(sampled['windows'].iloc[0])} windows"]
-    for check, missed in (("micro-ops (same execution)", micro_ops_outside(sampled, counted, top)),
-                          ("time per micro-op (across executions)", time_outside(sampled, exact, top)),
-                          ("shares (across executions)", shares_outside(sampled, exact, top))):
+    checks = (("micro-ops (same execution)", micro_ops_outside(sampled, counted, top)),
+              ("time per micro-op (across executions)", time_outside(sampled, exact, top)),
+              ("shares (across executions)", shares_outside(sampled, exact, top)))
+    for check, missed in checks:
         lines.append(f"{check}: {len(missed)} of the top {top} outside their 95% intervals"
                      f" ({'within' if len(missed) <= ALLOWED_OUTSIDE else 'beyond'} the "
                      f"{ALLOWED_OUTSIDE} that chance leaves out)")
