@@ -223,6 +223,29 @@ def test_cycles_per_micro_op_has_the_windows_spread_and_the_run_its_own_count(tm
     assert table["counted_micro_ops"].to_dict() == {0x10: 70.0, 0x20: 0.0}
 
 
+def test_a_core_that_slept_through_a_window_leaves_its_period_to_the_next(tmp_path,
+                                                                           monkeypatch):
+    # Two cores, two windows, periods of 1,000 micro-ops.  Core 0 slept
+    # through window 0 (nothing committed) and ran 100 micro-ops of 0x10 in
+    # 200 cycles in window 1, which stands for both its periods: 200 x
+    # 2,000 / 100 = 4,000 cycles.  Core 1 ran 100 of 0x20 in 100 cycles in
+    # each: 1,000 + 1,000.  0x10's share 4,000 / 6,000 = 2/3, its micro-ops'
+    # 2,000 / 4,000 = 1/2 (dropping the slept period would give 1/2 and
+    # 1/3).
+    monkeypatch.setattr(cycle_profile, "with_code",
+                        lambda frame, *_: frame.assign(symbol="f", offset=0, source_line=""))
+    files = {(0, 0, 0): profile(tmp_path, [], region=100, halted=100, name="w0c0.csv"),
+             (0, 1, 0): profile(tmp_path, [(0x10, 100, 100, {"execute": 200 * 840})],
+                                region=200, halted=0, name="w1c0.csv")}
+    for w in range(2):
+        files[(0, w, 1)] = profile(tmp_path, [(0x20, 100, 100, {"commit": 100 * 840})],
+                                   region=100, halted=0, name=f"w{w}c1.csv")
+    table = cycle_profile.sampled(files, dict.fromkeys(files, 1000), objects=None,
+                                  run_id="r").set_index("pc")
+    assert table.loc[0x10, "share"] == pytest.approx(2 / 3)
+    assert table.loc[0x10, "micro_op_share"] == pytest.approx(1 / 2)
+
+
 def test_a_window_that_committed_more_than_its_period_is_refused(tmp_path):
     # The window is part of its period: more micro-ops in it than in the
     # period means the two counts are not of the same thing.

@@ -133,14 +133,15 @@ def test_classic_caches_get_the_miss_profile_of_their_geometry():
     assert p["miss_profile"] is None
 
 
-SAMPLED = {"period_cycles": 1_000_000, "warmup_cycles": 20_000, "measure_cycles": 10_000}
+SAMPLED = {"interval_cycles": 1_000_000, "warmup_micro_ops": 20_000, "measure_micro_ops": 10_000}
 
 
 def test_a_sampled_o3_run_profiles_windows_not_regions():
     p = translate(with_gem5(specs.load_system("pentium3-4way-o3"), clock_ghz=1.0,
                             sampling=SAMPLED))
-    assert p["sampling"] == {**SAMPLED, "path": params.SAMPLED_PROFILE,
-                             "retire_path": params.RETIRE_COUNT}
+    # A window ends whatever its cores do: 50 cycles a micro-op of it.
+    assert p["sampling"] == {**SAMPLED, "cap_cycles": 50 * 30_000,
+                             "path": params.SAMPLED_PROFILE, "retire_path": params.RETIRE_COUNT}
     assert all(f"{{{k}}}" in params.SAMPLED_PROFILE for k in ("region", "sample", "cpu"))
     # The whole region's micro-ops, per core and kind of core.
     assert all(f"{{{k}}}" in params.RETIRE_COUNT for k in ("region", "cpu", "core"))
@@ -154,8 +155,10 @@ def test_a_sampled_o3_run_profiles_windows_not_regions():
 @pytest.mark.parametrize("settings, complaint", [
     ({"roi_cpu": "timing", "sampling": SAMPLED}, "sampling needs roi_cpu"),
     ({"caches": "ruby-mesi-two-level", "sampling": SAMPLED}, "sampling needs roi_cpu"),
-    ({"sampling": {**SAMPLED, "measure_cycles": 990_000}}, "must be less than period_cycles"),
-    ({"sampling": {**SAMPLED, "measure_cycles": 0}}, "greater than or equal to 1"),
+    ({"sampling": {**SAMPLED, "measure_micro_ops": 0}}, "greater than or equal to 1"),
+    ({"sampling": {**SAMPLED, "interval_cycles": 0}}, "greater than or equal to 1"),
+    # The window was once counted in cycles.
+    ({"sampling": {**SAMPLED, "measure_cycles": 10_000}}, "measure_cycles"),
 ])
 def test_sampling_where_it_cannot_apply_is_refused(settings, complaint):
     with pytest.raises(ValueError, match=complaint):

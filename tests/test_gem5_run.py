@@ -16,7 +16,7 @@ from hotline.analysis import sampling
 from hotline.experiment import run_experiment
 from hotline.hashing import hash_file
 from hotline.report.render import write_report
-from hotline.simulate.gem5 import checkpoints, params as gem5_params
+from hotline.simulate.gem5 import checkpoints, cycle_profile, params as gem5_params
 from hotline.simulate.gem5 import simulator as gem5
 
 pytestmark = pytest.mark.skipif(
@@ -268,9 +268,36 @@ def test_o3_cycle_profile_charges_every_cycle_once(o3_run):
 
 @pytest.fixture(scope="module")
 def sampled_run(tmp_path_factory):
-    """The same tiny fork storm sampled (pentium3-4way-o3-sampled: an O3
-    window of 10,000 warm-up and 10,000 measured cycles every 100,000)."""
+    """The same tiny fork storm sampled (pentium3-4way-o3-sampled: after
+    every 80,000 atomic cycles an O3 window, each core 8,000 micro-ops of
+    warm-up, then 8,000 measured)."""
     return tiny_run("pentium3-4way-o3-sampled", tmp_path_factory.mktemp("sampled"))
+
+
+@pytest.mark.boot
+@NO_EXTENSION
+def test_each_window_measures_the_micro_ops_it_was_given(sampled_run):
+    """A window is counted in micro-ops: a core awake to its window's end
+    measured exactly the system spec's micro-ops, or up to width - 1 more
+    (the rest of its last cycle's commits); one that fell asleep in it
+    (halted cycles), fewer; one asleep throughout, none.  Every table adds
+    up (cycle_profile.read checks it)."""
+    system = specs.load_system("pentium3-4way-o3-sampled")
+    measure, width = system.gem5.sampling.measure_micro_ops, system.core.width
+    tables = sorted((sampled_run.directory / "gem5" / "cycles").glob("region*.sample*.csv"))
+    manifest = json.loads((sampled_run.directory / "manifest.json").read_text())["gem5"]
+    assert len(tables) == manifest["sampled_windows"] * system.machine.cpus
+    awake = short = 0
+    for path in tables:
+        meta, rows = cycle_profile.read(path)
+        measured = int(rows["micro_ops"].sum())
+        assert measured < measure + width, path
+        if meta["halted_cycles"] == 0 and measured:
+            awake += 1
+            short += measured < measure
+    # Only a window the cap ended leaves an awake core short.
+    assert short <= manifest["sampled_windows_capped"] * system.machine.cpus
+    assert awake > len(tables) // 2
 
 
 @pytest.mark.boot

@@ -146,7 +146,8 @@ if params.sampling is not None:
     s = params.sampling
     sampler = Sampler(processor=board.get_processor(),
                       profiles=lambda: cycle_profiles(s.path),
-                      period=s.period_cycles, warmup=s.warmup_cycles, measure=s.measure_cycles,
+                      interval=s.interval_cycles, warmup=s.warmup_micro_ops,
+                      measure=s.measure_micro_ops, cap=s.cap_cycles,
                       clock_hz=float(params.machine.clock.removesuffix("GHz")) * 1e9)
 roi = RoiRecorder(path=os.path.join(m5.options.outdir, params.roi_file),
                   debug_flags=params.lsq_debug_flags, profiles=profiles, sampler=sampler,

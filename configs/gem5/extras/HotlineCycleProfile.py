@@ -2,7 +2,10 @@
 
 One object per O3 core.  It listens to the core's commit probe points and
 to its L1D's and L2's miss and fill probe points, charges every cycle of a
-region to one instruction, and writes one table per region when asked.
+region to one instruction, and writes one table per region when asked; in
+sampled simulation a region is a window of micro-ops (startWindow), and the
+core ends the simulation loop when its window is measured or it falls asleep
+in one, for the run script to ask windowPending().
 """
 
 from m5.objects.Probe import ProbeListenerObject
@@ -17,6 +20,8 @@ class HotlineCycleProfile(ProbeListenerObject):
     cxx_exports = [
         PyBindMethod("startRegion"),
         PyBindMethod("dumpRegion"),
+        PyBindMethod("startWindow"),
+        PyBindMethod("windowPending"),
     ]
 
     # manager (ProbeListenerObject's, a SimObject) must be the O3 core whose

@@ -14,6 +14,7 @@
 #include "listener.hh"
 #include "mem/cache/base.hh"
 #include "params/HotlineCycleProfile.hh"
+#include "sim/sim_exit.hh"
 #include "table_file.hh"
 
 namespace gem5
@@ -114,6 +115,7 @@ CycleProfile::startRegion()
     regionStart = accounted = now();
     pendingCycles = haltedCycles = 0;
     nextSample = samplePeriod;
+    window = NoWindow;
     group.clear();
     headSeen = blamed = false;
     mispredictSeq = 0;
@@ -125,6 +127,59 @@ CycleProfile::startRegion()
     asleep = true;
     for (ThreadID t = 0; t < cpu->numThreads; ++t)
         asleep = asleep && cpu->getContext(t)->status() != ThreadContext::Active;
+}
+
+void
+CycleProfile::startWindow(uint64_t warmup, uint64_t measure)
+{
+    fatal_if(measure == 0, "%s: a window must measure at least one micro-op",
+             name());
+    startRegion();
+    window = warmup > 0 ? Warming : Measuring;
+    windowOps = 0;
+    warmupOps = warmup;
+    measureOps = measure;
+}
+
+bool
+CycleProfile::windowPending() const
+{
+    return (window == Warming || window == Measuring) && !asleep;
+}
+
+void
+CycleProfile::notifyScript() const
+{
+    // The stdlib's Simulator knows only its own exit strings; this one is
+    // the instruction-count stop's, which the run script handles as the
+    // windows' (measure_exit_handlers.py, Sampler).
+    exitSimLoop("a thread reached the max instruction count");
+}
+
+void
+CycleProfile::endWarmup(Cycles c)
+{
+    if (window != Warming || windowOps < warmupOps || c <= groupCycle)
+        return;
+    // Everything up to the end of the warm-up's last cycle is accounted
+    // (its commits close the group of that cycle, and nothing has moved
+    // accounted since, or it would have called this first): the region
+    // starts there.  What the core knows of its head and of its misses
+    // carries over; what it charged does not.
+    closeGroup();
+    rows.clear();
+    regionStart = accounted;
+    pendingCycles = haltedCycles = 0;
+    nextSample = samplePeriod;
+    window = Measuring;
+    windowOps = 0;
+}
+
+void
+CycleProfile::closeWindow()
+{
+    closeGroup();
+    window = Closed;
 }
 
 void
@@ -162,6 +217,11 @@ void
 CycleProfile::commit(const o3::DynInstPtr &inst)
 {
     const Cycles c = now();
+    if (window == Closing && c != groupCycle)
+        closeWindow();
+    if (window == Closed)
+        return;
+    endWarmup(c);
     const Addr pc = inst->pcState().instAddr();
     if (!group.empty() && c == groupCycle) {
         group.push_back(pc);
@@ -196,6 +256,13 @@ CycleProfile::commit(const o3::DynInstPtr &inst)
         blamed = true;
         blamePc = pc;
         blameCause = inst->seqNum == mispredictSeq ? Mispredict : Squash;
+    }
+    if (window == Warming || window == Measuring)
+        ++windowOps;
+    if (window == Measuring && windowOps == measureOps) {
+        // The rest of this cycle's commits still belong to the window.
+        window = Closing;
+        notifyScript();
     }
 }
 
@@ -255,6 +322,13 @@ CycleProfile::sleeping(const bool &now_asleep)
     // (They were once taken at the Cycles probe point after the wake, which
     // BaseCPU notifies after Sleeping: the core was awake by then, and the
     // halted cycles went to the instruction after the idle loop's mwait.)
+    if (window == Closing)
+        closeWindow();
+    if (window == Closed)
+        return;
+    endWarmup(now());
+    if (now_asleep && !asleep && (window == Warming || window == Measuring))
+        notifyScript();
     if (now_asleep && !asleep)
         pendingCycles += advanceTo(now());
     else if (!now_asleep && asleep)
@@ -289,8 +363,20 @@ CycleProfile::l2Fill(const CacheAccessProbeArg &arg)
 std::string
 CycleProfile::dumpRegion(const std::string &path)
 {
+    if (window == Closing)
+        closeWindow();
+    endWarmup(now());
+    if (window == Warming) {
+        // A window whose warm-up did not end measured nothing.
+        rows.clear();
+        group.clear();
+        regionStart = accounted = now();
+        pendingCycles = haltedCycles = 0;
+        headSeen = blamed = false;
+    }
     closeGroup();
-    (asleep ? haltedCycles : pendingCycles) += advanceTo(now());
+    if (window != Closed)
+        (asleep ? haltedCycles : pendingCycles) += advanceTo(now());
     // The cycles after the last commit have no next instruction inside the
     // region: they go to the head the core was waiting for, or to address
     // 0 (no instruction) if the reorder buffer was empty.
@@ -313,6 +399,11 @@ CycleProfile::dumpRegion(const std::string &path)
         sorted.emplace_back(pc, &row);
     std::sort(sorted.begin(), sorted.end(),
               [](const auto &a, const auto &b) { return a.first < b.first; });
+
+    // A window's table is final: the commits of the core's drain, when the
+    // atomic cores take over, are not the window's.
+    if (window != NoWindow)
+        window = Closed;
 
     return writeTable(path, [&](std::FILE *out) {
         std::fprintf(out, "# hotline cycle profile 1: units_per_cycle=%llu "

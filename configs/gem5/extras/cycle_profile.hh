@@ -37,6 +37,19 @@
  * The table of a region (one row per instruction address) is written by
  * dumpRegion(), called from the run script at the region's end.  The format
  * is docs/gem5.md's "cycle profile".
+ *
+ * In sampled simulation (SMARTS) a region is one window, counted in the
+ * core's committed micro-ops rather than in cycles: startWindow(w, m) lets
+ * w micro-ops commit unmeasured (the detailed warm-up), then measures from
+ * the next cycle until m have committed, to the end of that cycle.  A
+ * window of a fixed number of micro-ops that starts at an even spread of
+ * points in the atomic cores' time (one micro-op a cycle) covers every
+ * micro-op of the region equally often; a window of a fixed number of
+ * cycles does not: it reaches further into fast code than into slow, and
+ * a warm-up of fixed cycles ends more often at the start of slow code than
+ * it should (docs/gem5.md).  The core tells the run script, by a simulation
+ * exit, when its window is measured or when it falls asleep inside one;
+ * windowPending() says whether it still has micro-ops to run.
  */
 
 #ifndef HOTLINE_CYCLE_PROFILE_HH
@@ -96,6 +109,11 @@ class CycleProfile : public ProbeListenerObject
 
     /* Forget everything; the region starts at the core's current cycle. */
     void startRegion();
+    /* A sampled window: warmup micro-ops unmeasured, then a region that
+     * ends with the cycle in which the measure-th micro-op commits. */
+    void startWindow(uint64_t warmup, uint64_t measure);
+    /* Whether the core is awake inside a window it has not finished. */
+    bool windowPending() const;
     /* Charge up to the current cycle and write the region's table to
      * path; returns an empty string, or what went wrong. */
     std::string dumpRegion(const std::string &path);
@@ -128,6 +146,13 @@ class CycleProfile : public ProbeListenerObject
     void chargeStall(Addr pc, Cause cause);
     /* Moves accounted up to c; returns the cycles it moved over. */
     uint64_t advanceTo(Cycles c);
+    /* The window's warm-up ends at the first event in a cycle after its
+     * last micro-op's (c): the region starts there. */
+    void endWarmup(Cycles c);
+    /* The window's region ends with the cycle of its last micro-op. */
+    void closeWindow();
+    /* Tell the run script to look at the windows (a simulation exit). */
+    void notifyScript() const;
     Addr lineOf(Addr addr) const { return addr & ~lineMask; }
 
     o3::CPU *cpu;
@@ -143,6 +168,13 @@ class CycleProfile : public ProbeListenerObject
     uint64_t pendingCycles = 0;
     uint64_t haltedCycles = 0;
     bool asleep = false;
+
+    /* Sampled simulation's window; NoWindow outside one (exact profiles). */
+    enum Window { NoWindow, Warming, Measuring, Closing, Closed };
+    Window window = NoWindow;
+    uint64_t windowOps = 0;   // micro-ops committed in the current phase
+    uint64_t warmupOps = 0;
+    uint64_t measureOps = 0;
 
     /* The sampled view: the next sample, in unhalted cycles of the region. */
     const uint64_t samplePeriod;

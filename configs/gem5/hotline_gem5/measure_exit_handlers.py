@@ -33,34 +33,40 @@ from hotline_gem5.boot_exit_handlers import write_json
 class Sampler:
     """SMARTS's windows inside the regions of interest (hotline.specs.Sampling).
 
-    Each period of `period` cycles ends in a window: the O3 cores take over
-    for `warmup` cycles (their pipelines and predictors fill; the caches
-    are warm already, the atomic cores kept them so), then the cycle
-    profiles measure `measure` cycles and write one table per core, and the
-    atomic cores take back over for the rest of the next period.  The first
-    window ends one period into the region.  A window the region's end cuts
-    short is dropped, so that every table covers the same stretch; outside
-    the regions the atomic cores run.  Each window stands for its period:
-    the micro-ops each core committed from the previous window's end to its
-    own (period_micro_ops, per window and core) are what the host scales
-    the window's cycles to (cycle_profile.sampled).
+    The atomic cores run `interval` cycles, then the O3 cores take over for
+    a window: each core's cycle profile lets `warmup` micro-ops commit
+    unmeasured (pipelines and predictors fill; the caches are warm already,
+    the atomic cores kept them so), then measures `measure` micro-ops
+    (cycle_profile.hh, startWindow), and the atomic cores take back over
+    once every core has measured its window or is asleep.  Windows are
+    counted in micro-ops, not cycles, so that every micro-op of a region is
+    as likely to be measured as any other (docs/gem5.md).  A core tells the
+    script by an exit (the instruction-count stop's) when it finishes or
+    falls asleep; a window still open `cap` cycles after it began is ended
+    there, its unfinished cores' tables cut short (counted per region).
+    The first window begins one interval into the region; a window the
+    region's end cuts short is dropped, so that every table covers a whole
+    window.  Each window stands for its period: the micro-ops each core
+    committed from the previous window's end to its own (period_micro_ops,
+    per window and core) are what the host scales the window's cycles to
+    (cycle_profile.sampled).
 
-    Steps are gem5's scheduled tick exits, which cannot be taken back: the
-    step due is remembered, and an exit at any other tick (one scheduled
-    before the region ended) is ignored."""
+    Interval ends and caps are gem5's scheduled tick exits, which cannot be
+    taken back: the tick due is remembered, and an exit at any other tick
+    is ignored."""
 
-    FAST, WARM, MEASURE, OFF = "fast", "warm", "measure", "off"
+    FAST, WINDOW, OFF = "fast", "window", "off"
 
-    def __init__(self, *, processor, profiles: Callable[[], list], period: int, warmup: int,
-                 measure: int, clock_hz: float) -> None:
+    def __init__(self, *, processor, profiles: Callable[[], list], interval: int, warmup: int,
+                 measure: int, cap: int, clock_hz: float) -> None:
         self._processor = processor
         self._profiles = profiles
-        self._cycles = {self.FAST: period - warmup - measure, self.WARM: warmup,
-                        self.MEASURE: measure}
+        self._cycles = {self.FAST: interval, self.WINDOW: cap}
+        self._warmup, self._measure = warmup, measure
         self._clock_hz = clock_hz
         self._state = self.OFF
         self._due = None
-        self._region = self._sample = 0
+        self._region = self._sample = self._capped = 0
         self._committed: list[int] = []         # each core's, at the period's start
         self._periods: list[list[int]] = []
 
@@ -76,55 +82,65 @@ class Sampler:
 
     def _enter(self, state: str) -> None:
         """Switch cores as the state needs and schedule its end."""
-        if (state in (self.WARM, self.MEASURE)) != self._processor.on_o3():
+        if (state == self.WINDOW) != self._processor.on_o3():
             self._processor.switch()
         self._state = state
-        # (Ticks only once the simulator has fixed their frequency.)
-        ticks = m5.ticks.fromSeconds(self._cycles[state] / self._clock_hz)
-        if state == self.WARM and ticks == 0:
-            return self._enter(self.MEASURE)
-        if state == self.MEASURE:
+        if state == self.WINDOW:
             for profile, _ in self._profiles():
-                profile.startRegion()
-        self._due = m5.curTick() + ticks
+                profile.startWindow(self._warmup, self._measure)
+        # (Ticks only once the simulator has fixed their frequency.)
+        self._due = m5.curTick() + m5.ticks.fromSeconds(self._cycles[state] / self._clock_hz)
         m5.scheduleTickExitAbsolute(self._due)
+        if state == self.WINDOW:
+            self.counted()      # every core asleep: nothing to wait for
 
     def region_opened(self, region: int) -> None:
-        self._region, self._sample = region, 0
+        self._region, self._sample, self._capped = region, 0, 0
         self._committed, self._periods = self._micro_ops(), []
         self._enter(self.FAST)
 
     def region_closed(self) -> dict:
         """Back to the atomic cores; the region's windows, whether its end
-        cut one short (dropped), and each core's micro-ops in the whole
-        region (gem5's statistic, which the retire counts are checked
-        against)."""
-        cut = self._state == self.MEASURE
+        cut one short (dropped), how many the cap ended, and each core's
+        micro-ops in the whole region (gem5's statistic, which the retire
+        counts are checked against)."""
+        cut = self._state == self.WINDOW
         if self._processor.on_o3():
             self._processor.switch()
         self._state, self._due = self.OFF, None
-        return {"windows": self._sample, "window_cut": cut,
+        return {"windows": self._sample, "window_cut": cut, "windows_capped": self._capped,
                 "period_micro_ops": self._periods,
                 "region_micro_ops": self._micro_ops()}
 
+    def _close_window(self) -> None:
+        for profile, path in self._profiles():
+            path = path.format(region=self._region, sample=self._sample)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            problem = profile.dumpRegion(path)
+            if problem:
+                sys.exit(f"hotline-gem5: cannot write a sampled cycle profile: {problem}")
+        committed = self._micro_ops()
+        self._periods.append([now - before for now, before in zip(committed, self._committed)])
+        self._committed = committed
+        self._sample += 1
+        self._enter(self.FAST)
+
+    def counted(self) -> None:
+        """A core's exit: its window measured, or it fell asleep in one."""
+        if self._state == self.WINDOW and \
+                not any(profile.windowPending() for profile, _ in self._profiles()):
+            self._close_window()
+
     def step(self) -> None:
-        """A scheduled tick exit: the end of the current state, if due now."""
+        """A scheduled tick exit: the interval's end or the window's cap, if
+        due now."""
         if self._state == self.OFF or m5.curTick() != self._due:
             return
-        if self._state == self.MEASURE:
-            for profile, path in self._profiles():
-                path = path.format(region=self._region, sample=self._sample)
-                os.makedirs(os.path.dirname(path), exist_ok=True)
-                problem = profile.dumpRegion(path)
-                if problem:
-                    sys.exit(f"hotline-gem5: cannot write a sampled cycle profile: {problem}")
-            committed = self._micro_ops()
-            self._periods.append([now - before
-                                  for now, before in zip(committed, self._committed)])
-            self._committed = committed
-            self._sample += 1
-        following = {self.FAST: self.WARM, self.WARM: self.MEASURE, self.MEASURE: self.FAST}
-        self._enter(following[self._state])
+        if self._state == self.FAST:
+            self._enter(self.WINDOW)
+        else:
+            self._capped += 1
+            self._close_window()
 
 
 class RoiRecorder:
@@ -219,6 +235,14 @@ class RoiRecorder:
                 self._sampler.step()
             yield False
 
+    def window_counted(self):
+        while True:
+            if self._sampler is not None:
+                self._sampler.counted()
+            yield False
+
     def handlers(self) -> dict:
         return {ExitEvent.MAX_TICK: self.open_first(), ExitEvent.WORKBEGIN: self.work_begin(),
-                ExitEvent.WORKEND: self.work_end(), ExitEvent.SCHEDULED_TICK: self.scheduled_tick()}
+                ExitEvent.WORKEND: self.work_end(), ExitEvent.SCHEDULED_TICK: self.scheduled_tick(),
+                # The cycle profiles' exits in sampled windows (Sampler).
+                ExitEvent.MAX_INSTS: self.window_counted()}

@@ -24,7 +24,7 @@ from typing import Literal, Optional, Union
 
 # Bumped whenever a field changes meaning, so that a script never reads
 # parameters written for another version of itself.
-SCHEMA = 6
+SCHEMA = 7
 
 # X86Board's one IDE controller takes four disks: the root disk and at most
 # three scratch disks (Machine.scratch_disks).
@@ -148,15 +148,17 @@ RETIRE_CORES = ("atomic", "o3")
 @dataclass(frozen=True)
 class Sampling:
     """SMARTS's systematic sampling of the regions (hotline.specs.Sampling):
-    atomic cores between the windows, O3 cores in them; each window's
-    measured part profiled into `path` in --outdir ({region}, {sample} and
+    atomic cores for interval_cycles between the windows, O3 cores in them
+    (warmup_micro_ops, then measure_micro_ops, per core, ended at
+    cap_cycles whatever the cores did); each window's measured part profiled into `path` in --outdir ({region}, {sample} and
     {cpu} are numbers from 0); each core's micro-ops per instruction over
     the whole region, its atomic and its O3 core's apart, counted into
     `retire_path` ({region}, {cpu}, and {core}: "atomic" or "o3"), the run's
     own figures for what the windows estimate."""
-    period_cycles: int
-    warmup_cycles: int
-    measure_cycles: int
+    interval_cycles: int
+    warmup_micro_ops: int
+    measure_micro_ops: int
+    cap_cycles: int
     path: str
     retire_path: str
 

@@ -117,15 +117,19 @@ def sampled(files: dict[tuple[int, int, int], Path], periods: dict[tuple[int, in
     micro-ops, and slow code's share would come out too small
     (tests/test_cycle_profile.py works an example).  The unit is the
     micro-op because the atomic cores' time is: gem5's x86 `rep stosq` is
-    one instruction for a whole page.  A core halted through a window
-    (K = 0) gives nothing; one that ran cycles but committed nothing in
-    them has no rate to scale by and is left out too.  An instruction a
-    window did not see has 0 cycles there."""
+    one instruction for a whole page.  A core that committed nothing in a
+    window (halted through it) has no rate to scale by: its period's
+    micro-ops go to its next window's, which stands for both.  An
+    instruction a window did not see has 0 cycles there."""
     per_window, totals, work = [], {}, {}
+    unmeasured: dict[tuple[int, int], int] = {}     # (region, cpu): micro-ops
     for (region, window, cpu), path in sorted(files.items()):
         meta, rows = read(path)
         units = meta["units_per_cycle"]
-        measured, period = int(rows["micro_ops"].sum()), periods[(region, window, cpu)]
+        measured = int(rows["micro_ops"].sum())
+        period = periods[(region, window, cpu)] + unmeasured.pop((region, cpu), 0)
+        if not measured:
+            unmeasured[(region, cpu)] = period
         if measured > period:
             # The window is part of its period: the extension's count and
             # gem5's statistic disagree on what a micro-op is.

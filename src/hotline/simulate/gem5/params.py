@@ -206,8 +206,9 @@ def measure_params(system: SystemSpec, machine, checkpoint_dir: Path, repeat: in
         core=run_params.Core(**system.core.model_dump()) if o3 else None,
         cycle_profile=CYCLE_PROFILE if o3 and classic and not sampled else None,
         sampling=run_params.Sampling(
-            period_cycles=sampled.period_cycles, warmup_cycles=sampled.warmup_cycles,
-            measure_cycles=sampled.measure_cycles, path=SAMPLED_PROFILE,
+            interval_cycles=sampled.interval_cycles, warmup_micro_ops=sampled.warmup_micro_ops,
+            measure_micro_ops=sampled.measure_micro_ops, cap_cycles=sampled.cap_cycles,
+            path=SAMPLED_PROFILE,
             retire_path=RETIRE_COUNT) if sampled else None,
         miss_profile=run_params.MissProfile(
             path=MISS_PROFILE, l1d_lines=l1d_lines(system), l2_lines=l2_lines(system),

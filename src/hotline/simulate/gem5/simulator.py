@@ -253,7 +253,7 @@ def _sampled_tables(run_dir: Path, run_id: str, params, objects,
     _all_written(files.values(), "sampled cycle profiles")
     if not files:
         raise HotlineError("the sampled run measured no window: the regions are shorter than "
-                           "the system spec's [gem5] sampling period_cycles")
+                           "the system spec's [gem5] sampling interval_cycles")
     # Each window's period: the micro-ops each core committed in it (the
     # config script's Sampler counts them).
     periods = {(region, window, cpu): n for region, r in closed
@@ -280,6 +280,9 @@ def _sampled_tables(run_dir: Path, run_id: str, params, objects,
     account["region_micro_ops"] = sum(statistic.values())
     account["sampled_windows"] = len(files) // params.machine.cpus
     account["windows_cut_short"] = sum(bool(r.get("window_cut")) for r in regions)
+    # Windows ended by their cap (specs.Sampling.cap_cycles) with a core
+    # still short of its micro-ops.
+    account["sampled_windows_capped"] = sum(r.get("windows_capped", 0) for r in regions)
     return {"sampled_cycles": run_dir / "sampled_cycles.parquet"}
 
 
