@@ -4,6 +4,7 @@ from it, and measured again from the same checkpoint with other caches.
 Skipped without GEM5; the gem5 boot takes minutes, so the fork storm runs 2
 loops of 2 iterations."""
 
+import collections
 import json
 import os
 import subprocess
@@ -277,27 +278,28 @@ def sampled_run(tmp_path_factory):
 @pytest.mark.boot
 @NO_EXTENSION
 def test_each_window_measures_the_micro_ops_it_was_given(sampled_run):
-    """A window is counted in micro-ops: a core awake to its window's end
-    measured exactly the system spec's micro-ops, or up to width - 1 more
-    (the rest of its last cycle's commits); one that fell asleep in it
-    (halted cycles), fewer; one asleep throughout, none.  Every table adds
+    """A window is counted in micro-ops: a core measures the system spec's
+    micro-ops, or up to width - 1 more (the rest of its last cycle's
+    commits), unless it fell asleep first (its table then has halted
+    cycles, or none if its sleep ended the window: at most one core a
+    window) or was asleep throughout (nothing measured).  Every table adds
     up (cycle_profile.read checks it)."""
     system = specs.load_system("pentium3-4way-o3-sampled")
     measure, width = system.gem5.sampling.measure_micro_ops, system.core.width
     tables = sorted((sampled_run.directory / "gem5" / "cycles").glob("region*.sample*.csv"))
     manifest = json.loads((sampled_run.directory / "manifest.json").read_text())["gem5"]
-    assert len(tables) == manifest["sampled_windows"] * system.machine.cpus
-    awake = short = 0
+    assert len(tables) == manifest["sampled_windows"] * system.cpus
+    full, short = 0, collections.Counter()
     for path in tables:
         meta, rows = cycle_profile.read(path)
         measured = int(rows["micro_ops"].sum())
         assert measured < measure + width, path
-        if meta["halted_cycles"] == 0 and measured:
-            awake += 1
-            short += measured < measure
-    # Only a window the cap ended leaves an awake core short.
-    assert short <= manifest["sampled_windows_capped"] * system.machine.cpus
-    assert awake > len(tables) // 2
+        full += measured >= measure
+        if meta["halted_cycles"] == 0 and 0 < measured < measure:
+            short[path.name.split(".cpu")[0]] += 1
+    assert full > len(tables) // 3
+    if not manifest["sampled_windows_capped"]:
+        assert max(short.values(), default=0) <= 1, short
 
 
 @pytest.mark.boot
