@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "arch/generic/decoder.hh"
 #include "cpu/o3/cpu.hh"
 #include "cpu/o3/dyn_inst.hh"
 #include "cpu/thread_context.hh"
@@ -134,6 +135,17 @@ CycleProfile::startWindow(uint64_t warmup, uint64_t measure)
 {
     fatal_if(measure == 0, "%s: a window must measure at least one micro-op",
              name());
+    // gem5's O3 fetch does not reset its decoder when the core takes over
+    // (Fetch::takeOverFrom resets the stage, as a squash does, but not the
+    // decoder, as a squash also does): the bytes of an instruction that the
+    // last drain left half decoded would be decoded with the new stream's,
+    // and the guest runs garbage (a kernel oops on the 32-byte lines, whose
+    // fetch buffer a drain more often stops inside an instruction).
+    // BaseCPU::setReset resets it "in case it had partially decoded
+    // something".  A window starts right after the switch, before the core
+    // fetches.
+    for (ThreadID t = 0; t < cpu->numThreads; ++t)
+        cpu->getContext(t)->getDecoderPtr()->reset();
     startRegion();
     window = warmup > 0 ? Warming : Measuring;
     windowOps = 0;
