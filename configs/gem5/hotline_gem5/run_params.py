@@ -150,8 +150,9 @@ class Sampling:
     """SMARTS's systematic sampling of the regions (hotline.specs.Sampling):
     atomic cores for interval_cycles between the windows, O3 cores in them
     (warmup_micro_ops, then measure_micro_ops, per core, ended at
-    cap_cycles whatever the cores did); each window's measured part profiled into `path` in --outdir ({region}, {sample} and
-    {cpu} are numbers from 0); each core's micro-ops per instruction over
+    cap_cycles whatever the cores did); each window's measured part
+    profiled into `path` in --outdir ({region}, {sample} and {cpu} are
+    numbers from 0); each core's micro-ops per instruction over
     the whole region, its atomic and its O3 core's apart, counted into
     `retire_path` ({region}, {cpu}, and {core}: "atomic" or "o3"), the run's
     own figures for what the windows estimate."""
