@@ -324,7 +324,7 @@ def test_the_windows_estimate_the_sampled_runs_own_micro_ops(sampled_run):
 @NO_EXTENSION
 @pytest.mark.xfail(strict=False, reason=(
     "windows counted in micro-ops (2026-11-27, session 23): 4 of 20 outside on the tiny "
-    "storm, 5 to 8 at smoke scale, every miss above its interval: the windows run 3-4% slow "
+    "storm, 5 to 8 at smoke scale, every miss above its interval: the windows run about 4% slow "
     "a micro-op (gem5 empties a core's TLBs when it is switched out; the O3 predictors learn "
     "only in windows): docs/gem5.md, issue 30. Fixed-cycle windows gave 3 here"))
 def test_the_windows_time_a_micro_op_as_the_exact_run_does(o3_run, sampled_run):
@@ -345,7 +345,7 @@ def test_the_windows_time_a_micro_op_as_the_exact_run_does(o3_run, sampled_run):
     "cycles per micro-op match the exact run's instruction by instruction; the two runs' "
     "executions differ (copy_page ran 2.7 times the micro-ops sampled): docs/gem5.md, issue 30. "
     "Again 9 on 2026-11-27 (session 20), where each half alone holds (3 of 20 outside each); "
-    "6 with windows counted in micro-ops (session 23), the windows' time 3-4% high"))
+    "6 with windows counted in micro-ops (session 23), the windows' time about 4% high"))
 def test_the_sampled_profile_finds_the_exact_ones_top_instructions(o3_run, sampled_run):
     """The two halves together, across the two executions: the top 20
     instructions of the exact profile, by share of the unhalted cycles, lie
