@@ -70,6 +70,10 @@ else:
         fail("sampled simulation counts its micro-ops with HotlineRetireCount, which this "
              "gem5's extension predates: rebuild gem5 with EXTRAS=configs/gem5/extras "
              "(README.md, \"gem5\")")
+    if params.sampling and not extension_built("HotlineTranslationCarry"):
+        fail("sampled simulation carries the TLBs across its switches with "
+             "HotlineTranslationCarry, which this gem5's extension predates: rebuild gem5 "
+             "with EXTRAS=configs/gem5/extras (README.md, \"gem5\")")
     if params.cycle_profile and not extension_built("HotlineCycleProfile"):
         # One line, and the run goes on: its whole-run statistics need no
         # extension (the host says what is missing).
@@ -145,6 +149,7 @@ sampler = None
 if params.sampling is not None:
     s = params.sampling
     sampler = Sampler(processor=board.get_processor(),
+                      carries=getattr(cache_hierarchy, "translation_carries", []),
                       profiles=lambda: cycle_profiles(s.path),
                       interval=s.interval_cycles, warmup=s.warmup_micro_ops,
                       measure=s.measure_micro_ops, cap=s.cap_cycles,

@@ -38,9 +38,10 @@ class Sampler:
     unmeasured (pipelines and predictors fill; the caches are warm already,
     the atomic cores kept them so), then measures `measure` micro-ops
     (cycle_profile.hh, startWindow), and the atomic cores take back over
-    once every core has measured its window or is asleep.  Windows are
-    counted in micro-ops, not cycles, so that every micro-op of a region is
-    as likely to be measured as any other (docs/gem5.md).  A core tells the
+    once every core has measured its window or is asleep.  The TLB entries
+    go with each switch (translation_carry.hh); the caches are shared.
+    Windows are counted in micro-ops, not cycles, so that every micro-op of
+    a region is as likely to be measured as any other (docs/gem5.md).  A core tells the
     script by an exit (the instruction-count stop's) when it finishes or
     falls asleep; a window still open `cap` cycles after it began is ended
     there, its unfinished cores' tables cut short (counted per region).
@@ -57,9 +58,10 @@ class Sampler:
 
     FAST, WINDOW, OFF = "fast", "window", "off"
 
-    def __init__(self, *, processor, profiles: Callable[[], list], interval: int, warmup: int,
-                 measure: int, cap: int, clock_hz: float) -> None:
+    def __init__(self, *, processor, profiles: Callable[[], list], carries: list,
+                 interval: int, warmup: int, measure: int, cap: int, clock_hz: float) -> None:
         self._processor = processor
+        self._carries = carries
         self._profiles = profiles
         self._cycles = {self.FAST: interval, self.WINDOW: cap}
         self._warmup, self._measure = warmup, measure
@@ -80,10 +82,22 @@ class Sampler:
                     for core in pair)
                 for pair in zip(self._processor.cores, self._processor.o3cores)]
 
+    def _switch(self) -> None:
+        """To the other set of cores, the TLB entries with them (gem5
+        flushes a core's at its switch: translation_carry.hh).  Drained
+        first, so that the entries held are the last ones the running cores
+        made (switchCpus's own drain is then nothing to do)."""
+        m5.drain()
+        for carry in self._carries:
+            carry.hold()
+        self._processor.switch()
+        for carry in self._carries:
+            carry.restore()
+
     def _enter(self, state: str) -> None:
         """Switch cores as the state needs and schedule its end."""
         if (state == self.WINDOW) != self._processor.on_o3():
-            self._processor.switch()
+            self._switch()
         self._state = state
         if state == self.WINDOW:
             for profile, _ in self._profiles():
@@ -106,7 +120,7 @@ class Sampler:
         counts are checked against)."""
         cut = self._state == self.WINDOW
         if self._processor.on_o3():
-            self._processor.switch()
+            self._switch()
         self._state, self._due = self.OFF, None
         return {"windows": self._sample, "window_cut": cut, "windows_capped": self._capped,
                 "period_micro_ops": self._periods,

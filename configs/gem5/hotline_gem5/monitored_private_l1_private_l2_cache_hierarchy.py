@@ -56,8 +56,8 @@ def traced_monitor(trace_dir: str, name: str, *, responses: bool) -> CommMonitor
 def extension_built(sim_object: str) -> bool:
     """Whether this gem5 was built with hotline's extension (EXTRAS=
     configs/gem5/extras) and so has sim_object (HotlineCycleProfile,
-    HotlineMissProfile, HotlineRetireCount); a gem5 built from an older
-    checkout may have one and not the other."""
+    HotlineMissProfile, HotlineRetireCount, HotlineTranslationCarry); a gem5
+    built from an older checkout may have one and not the other."""
     import m5.objects
     return hasattr(m5.objects, sim_object)
 
@@ -163,6 +163,12 @@ class MonitoredPrivateL1PrivateL2CacheHierarchy(PrivateL1PrivateL2CacheHierarchy
                 from m5.objects import HotlineRetireCount
                 self.retire_counts = [HotlineRetireCount(manager=cpu.get_simobject())
                                       for cpu in cores + profiled]
+                # Each window's O3 core starts with the TLB entries its atomic
+                # twin held (translation_carry.hh).
+                from m5.objects import HotlineTranslationCarry
+                self.translation_carries = [
+                    HotlineTranslationCarry(atomic=atomic.get_simobject(), o3=o3.get_simobject())
+                    for atomic, o3 in zip(cores, profiled)]
         if self._miss_profile is not None:
             from m5.objects import HotlineMissProfile
             self.miss_profile = HotlineMissProfile(l1ds=self.l1dcaches, l2s=self.l2caches,
