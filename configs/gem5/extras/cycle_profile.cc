@@ -112,10 +112,7 @@ CycleProfile::takeSamples(Cycles upTo, Addr pc)
 void
 CycleProfile::startRegion()
 {
-    rows.clear();
-    regionStart = accounted = now();
-    pendingCycles = haltedCycles = 0;
-    nextSample = samplePeriod;
+    forgetCharged(now());
     window = NoWindow;
     group.clear();
     headSeen = blamed = false;
@@ -179,12 +176,18 @@ CycleProfile::endWarmup(Cycles c)
     // starts there.  What the core knows of its head and of its misses
     // carries over; what it charged does not.
     closeGroup();
-    rows.clear();
-    regionStart = accounted;
-    pendingCycles = haltedCycles = 0;
-    nextSample = samplePeriod;
+    forgetCharged(accounted);
     window = Measuring;
     windowOps = 0;
+}
+
+void
+CycleProfile::forgetCharged(Cycles from)
+{
+    rows.clear();
+    regionStart = accounted = from;
+    pendingCycles = haltedCycles = 0;
+    nextSample = samplePeriod;
 }
 
 void
@@ -380,10 +383,8 @@ CycleProfile::dumpRegion(const std::string &path)
     endWarmup(now());
     if (window == Warming) {
         // A window whose warm-up did not end measured nothing.
-        rows.clear();
+        forgetCharged(now());
         group.clear();
-        regionStart = accounted = now();
-        pendingCycles = haltedCycles = 0;
         headSeen = blamed = false;
     }
     closeGroup();

@@ -149,6 +149,9 @@ class CycleProfile : public ProbeListenerObject
     /* The window's warm-up ends at the first event in a cycle after its
      * last micro-op's (c): the region starts there. */
     void endWarmup(Cycles c);
+    /* Drop every charge and sample: the region's table starts again at
+     * cycle `from` (a region's start, a warm-up's end). */
+    void forgetCharged(Cycles from);
     /* The window's region ends with the cycle of its last micro-op. */
     void closeWindow();
     /* Tell the run script to look at the windows (a simulation exit). */

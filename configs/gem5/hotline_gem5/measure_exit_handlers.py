@@ -30,6 +30,18 @@ from gem5.simulate.exit_event import ExitEvent
 from hotline_gem5.boot_exit_handlers import write_json
 
 
+def dump_tables(profiles: list, **where: int) -> None:
+    """Each of the extension's objects writes its table of a region (or a
+    sampled window) to its path, `where` filled in; a table that cannot be
+    written ends the run (hotline would refuse the run without it)."""
+    for profile, path in profiles:
+        path = path.format(**where)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        problem = profile.dumpRegion(path)
+        if problem:
+            sys.exit(f"hotline-gem5: cannot write {profile.type}'s table: {problem}")
+
+
 class Sampler:
     """SMARTS's windows inside the regions of interest (hotline.specs.Sampling).
 
@@ -127,12 +139,7 @@ class Sampler:
                 "region_micro_ops": self._micro_ops()}
 
     def _close_window(self) -> None:
-        for profile, path in self._profiles():
-            path = path.format(region=self._region, sample=self._sample)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            problem = profile.dumpRegion(path)
-            if problem:
-                sys.exit(f"hotline-gem5: cannot write a sampled cycle profile: {problem}")
+        dump_tables(self._profiles(), region=self._region, sample=self._sample)
         committed = self._micro_ops()
         self._periods.append([now - before for now, before in zip(committed, self._committed)])
         self._committed = committed
@@ -226,22 +233,12 @@ class RoiRecorder:
             else:
                 m5.stats.dump()
                 self._set_debug(False)
-                self._dump_profiles(len(self.regions) - 1)
+                dump_tables(self._profiles(), region=len(self.regions) - 1)
                 if self._sampler is not None:
                     self.regions[-1].update(self._sampler.region_closed())
                 self.regions[-1]["end"] = m5.curTick()
                 self._save()
             yield False
-
-    def _dump_profiles(self, region: int) -> None:
-        """The extension's tables of the region; a table that cannot be
-        written ends the run (hotline would refuse the run without it)."""
-        for profile, path in self._profiles():
-            path = path.format(region=region)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            problem = profile.dumpRegion(path)
-            if problem:
-                sys.exit(f"hotline-gem5: cannot write {profile.type}'s table: {problem}")
 
     def scheduled_tick(self):
         while True:
