@@ -3,7 +3,8 @@ traces it replaces, on the same region from the same checkpoint: gem5's
 host seconds, its instructions a second, the bytes it writes, and the
 host's seconds reading them into the raw misses frame.
 
-    GEM5=/path/to/gem5.opt .venv/bin/python bench/gem5_miss_profile.py RUN KERNEL_DIR [--repeats N]
+    GEM5=/path/to/gem5.opt .venv/bin/python bench/gem5_miss_profile.py RUN KERNEL_DIR \
+        [--repeats N] [--suffix NAME]
 
 RUN is the directory of a finished gem5 run with classic caches (for
 example from configs/experiments/crosscheck-gem5.toml), KERNEL_DIR its
@@ -11,7 +12,8 @@ kernel's build directory (in hotline's cache); its parameters
 (gem5-params.json) and its checkpoint are used as they are, once with the
 miss profile and once with it taken out (the traces of a gem5 without the
 extension), alternated, each in a directory of its own under
-bench/results/gem5_miss_profile/.  Writes bench/results/gem5_miss_profile.json.
+bench/results/gem5_miss_profile/.  Writes bench/results/gem5_miss_profile.json
+(gem5_miss_profile-NAME.json with --suffix).
 """
 
 import argparse
@@ -94,6 +96,8 @@ def main() -> int:
     parser.add_argument("run", type=Path, help="a finished gem5 run's directory")
     parser.add_argument("kernel_dir", type=Path, help="its kernel's build directory")
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--suffix", default="",
+                        help="record as gem5_miss_profile-SUFFIX.json (another run's)")
     args = parser.parse_args()
     from hotline.simulate.gem5 import simulator as gem5
     params = json.loads((args.run / gem5.PARAMS_FILE).read_text())
@@ -112,7 +116,8 @@ def main() -> int:
     record = {"run": str(args.run), "rounds": rounds, "host": platform.node(),
               "date": datetime.now(timezone.utc).isoformat()}
     RESULTS.mkdir(exist_ok=True)
-    outputs.write_text(RESULTS / "gem5_miss_profile.json", json.dumps(record, indent=2) + "\n")
+    name = f"gem5_miss_profile-{args.suffix}.json" if args.suffix else "gem5_miss_profile.json"
+    outputs.write_text(RESULTS / name, json.dumps(record, indent=2) + "\n")
     return 0
 
 
