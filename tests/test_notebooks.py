@@ -275,7 +275,7 @@ def test_merging_gathered_results_gives_one_gathering_of_all_their_runs(tmp_path
     """analysis/o3-tiny-results split by run into two gatherings, the one
     slimmed again and the other not: merged, every table has the rows it
     had (a committed directory can take new runs); a run in both is
-    refused."""
+    refused, or with replace taken from the last source."""
     import pyarrow.parquet as pq
 
     from hotline import sealed
@@ -305,6 +305,26 @@ def test_merging_gathered_results_gives_one_gathering_of_all_their_runs(tmp_path
             after[by].sort_values(by).reset_index(drop=True), check_dtype=False), table.name
     with pytest.raises(HotlineError, match="is in more than one of"):
         merge([parts[0], tmp_path / "merged"], tmp_path / "twice")
+    # With replace, a run in two comes from the last source: part 0's runs
+    # from the merged directory, whose tables are marked to tell them apart.
+    marked = tmp_path / "marked"
+    marked.mkdir()
+    for table in (tmp_path / "merged").glob("*.parquet"):
+        if table.stem != "runs":
+            frame = pd.read_parquet(table)
+            frame["mark"] = 1
+            frame.to_parquet(marked / table.name, index=False)
+    sealed.write_index(marked, "runs.parquet",
+                       pq.read_table(tmp_path / "merged" / "runs.parquet"))
+    merge([parts[0], marked], tmp_path / "replaced", replace=True)
+    Results(tmp_path / "replaced")
+    assert sorted(pd.read_parquet(tmp_path / "replaced" / "runs.parquet")["run_id"]) == \
+        sorted(run_ids)
+    for table in whole.glob("*.parquet"):
+        if table.stem != "runs":
+            after = pd.read_parquet(tmp_path / "replaced" / table.name)
+            assert len(after) == len(pd.read_parquet(table)), table.name
+            assert (after["mark"] == 1).all(), table.name
 
 
 def test_the_committed_smoke_results_are_slim():

@@ -29,7 +29,8 @@ notebooks give the same outputs on the slim tables as on the full ones.
 Several sources are merged first (merge(): every table's rows of all of
 them, as one gathering of all their runs would have written it), so that
 new runs can join results committed before them: the committed directory
-may be one of the sources and the target.
+may be one of the sources and the target.  A run in two sources is
+refused; with --replace it is taken from the last source that has it.
 
 With --claims, for results that only the claims page shows (a further
 column of it), misses are cut further to what the claims read: the L1
@@ -43,7 +44,8 @@ copies of both directories and compares every output of every cell (with
 reason and control); it fails if one differs, and then leaves the target as
 it was: the slim tables are made and compared in a scratch folder first.
 
-    .venv/bin/python -m hotline.analysis.slim FULL_RESULTS_DIR... SLIM_RESULTS_DIR [--claims]
+    .venv/bin/python -m hotline.analysis.slim FULL_RESULTS_DIR... SLIM_RESULTS_DIR \
+        [--claims] [--replace]
 """
 
 import re
@@ -54,6 +56,7 @@ from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hotline import outputs, sealed
@@ -178,22 +181,34 @@ def slim(source: Path, target: Path, claims_only: bool = False) -> dict[str, tup
             for name in slimmed}
 
 
-def merge(sources: list[Path], target: Path) -> None:
+def merge(sources: list[Path], target: Path, replace: bool = False) -> None:
     """The gathered results of every source in target, as one: each
     table's rows of all of them (a column that one source's table lacks,
     such as those slimming sums over, is null in its rows), runs.parquet
-    last and sealed.  A run in two sources is refused."""
-    tables: dict[str, list[pa.Table]] = {}
+    last and sealed.  A run in two sources is refused, or with replace
+    taken from the last source that has it (runs made again, say with
+    more repeats, replacing those committed)."""
     for source in sources:
         if not (Path(source) / "runs.parquet").is_file():
             raise HotlineError(f"{source} has no runs.parquet: give a gathered results "
                                "directory")
+    run_ids = [set(pd.read_parquet(Path(s) / "runs.parquet")["run_id"]) for s in sources]
+    if not replace:
+        for i, ids in enumerate(run_ids):
+            if twice := sorted(ids & set().union(*run_ids[i + 1:])):
+                raise HotlineError(f"run {twice[0]} is in more than one of "
+                                   f"{', '.join(map(str, sources))}: merge results of different "
+                                   "runs (or, to take it from the last, --replace)")
+    tables: dict[str, list[pa.Table]] = {}
+    for i, source in enumerate(sources):
+        later = set().union(*run_ids[i + 1:])
         for path in sorted(Path(source).glob("*.parquet")):
-            tables.setdefault(path.stem, []).append(pq.read_table(path))
-    run_ids = pd.concat([t.to_pandas()["run_id"] for t in tables["runs"]])
-    if twice := sorted(set(run_ids[run_ids.duplicated()])):
-        raise HotlineError(f"run {twice[0]} is in more than one of {', '.join(map(str, sources))}:"
-                           " merge results of different runs")
+            table = pq.read_table(path)
+            column = "run_id" if path.stem == "runs" else "run"
+            if later and column in table.column_names:
+                table = table.filter(pc.invert(pc.is_in(table[column],
+                                                        pa.array(sorted(later)))))
+            tables.setdefault(path.stem, []).append(table)
     merged = {name: pa.concat_tables(parts, promote_options="permissive")
               for name, parts in tables.items()}
     target = outputs.make_dir(Path(target))
@@ -243,8 +258,8 @@ def claim_checks(results_dir: Path) -> dict[str, list[str]]:
 
 
 def main(argv: list[str]) -> int:
-    claims_only = "--claims" in argv
-    argv = [a for a in argv if a != "--claims"]
+    claims_only, replace = "--claims" in argv, "--replace" in argv
+    argv = [a for a in argv if a not in ("--claims", "--replace")]
     if len(argv) < 2:
         print(__doc__.rsplit("\n\n", 1)[-1].strip(), file=sys.stderr)
         return 2
@@ -253,7 +268,7 @@ def main(argv: list[str]) -> int:
         source = sources[0]
         if len(sources) > 1:
             source = Path(scratch) / "merged"
-            if status := guarded(lambda: merge(sources, source)):
+            if status := guarded(lambda: merge(sources, source, replace)):
                 return status
         return _slim_and_compare(source, target, claims_only)
 
