@@ -149,7 +149,7 @@ sampler = None
 if params.sampling is not None:
     s = params.sampling
     sampler = Sampler(processor=board.get_processor(),
-                      carries=getattr(cache_hierarchy, "translation_carries", []),
+                      carries=lambda: getattr(cache_hierarchy, "translation_carries", []),
                       profiles=lambda: cycle_profiles(s.path),
                       interval=s.interval_cycles, warmup=s.warmup_micro_ops,
                       measure=s.measure_micro_ops, cap=s.cap_cycles,

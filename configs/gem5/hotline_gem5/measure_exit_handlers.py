@@ -70,8 +70,12 @@ class Sampler:
 
     FAST, WINDOW, OFF = "fast", "window", "off"
 
-    def __init__(self, *, processor, profiles: Callable[[], list], carries: list,
+    def __init__(self, *, processor, profiles: Callable[[], list], carries: Callable[[], list],
                  interval: int, warmup: int, measure: int, cap: int, clock_hz: float) -> None:
+        """profiles and carries: the extension's objects, asked for at each
+        use (the cache hierarchy makes them when the simulator connects the
+        board, after this object exists).  A sampled run without carries
+        is refused: its windows would start with empty TLBs."""
         self._processor = processor
         self._carries = carries
         self._profiles = profiles
@@ -100,10 +104,13 @@ class Sampler:
         first, so that the entries held are the last ones the running cores
         made (switchCpus's own drain is then nothing to do)."""
         m5.drain()
-        for carry in self._carries:
+        carries = self._carries()
+        if not carries:
+            sys.exit("hotline-gem5: a sampled run has no translation carries (a bug)")
+        for carry in carries:
             carry.hold()
         self._processor.switch()
-        for carry in self._carries:
+        for carry in carries:
             carry.restore()
 
     def _enter(self, state: str) -> None:
