@@ -23,7 +23,9 @@ notebooks give the same outputs on the slim tables as on the full ones.
   code          made here for results without an instructions table (gem5's):
                 the disassembly of the chain functions in each run's kernel,
                 where C2 and C4 find the chain lock (claims.common.lock_offsets),
-                so that the slim results need no kernel build
+                so that the slim results need no kernel build (a merge with
+                gathered results makes it again for every run: their
+                kernels' builds must be in the cache then)
   other tables  as gathered
 
 Several sources are merged first (merge(): every table's rows of all of
@@ -209,6 +211,10 @@ def merge(sources: list[Path], target: Path, replace: bool = False) -> None:
                 table = table.filter(pc.invert(pc.is_in(table[column],
                                                         pa.array(sorted(later)))))
             tables.setdefault(path.stem, []).append(table)
+    # The code table is made by slimming, from the kernels' builds, for
+    # gathered results: merged with slim ones, it is made again for all.
+    if len(tables.get("code", [])) < len(sources):
+        tables.pop("code", None)
     merged = {name: pa.concat_tables(parts, promote_options="permissive")
               for name, parts in tables.items()}
     target = outputs.make_dir(Path(target))

@@ -90,9 +90,13 @@ class Check:
 def decide(claim: Claim, results: Results, design: str) -> Decided:
     """The claim's rule on `design`, its figures measured once per repeat."""
     measured = [claim.figures(view, design) for view in results.repeats()]
-    missing = next((m for m in measured if isinstance(m, str)), None)
-    if missing is not None:
-        return Decided(design, "-", INCONCLUSIVE, missing, len(measured), "")
+    # A repeat that lacks the claim's runs is not one of its repeats (an
+    # experiment's groups may have run different numbers of them): the
+    # figures are those of the repeats that have the runs, and say how many.
+    found = [m for m in measured if not isinstance(m, str)]
+    if not found:
+        return Decided(design, "-", INCONCLUSIVE, measured[0], len(measured), "")
+    measured = found
     names = {c.figure for c in claim.rule.thresholds()} | \
         {name for m in measured for name in m.figures}
     intervals = {name: Interval.of(m.figures.get(name, float("nan")) for m in measured)
