@@ -312,6 +312,7 @@ def dtb_misses_per_kilo_op(run, cores: str) -> float:
     stats = pd.read_parquet(run.directory / "gem5_stats.parquet")
     stats = stats[(stats["region"] >= 0) &
                   stats["name"].str.startswith(f"board.processor.{cores}")]
+
     def total(pattern):
         return stats.loc[stats["name"].str.fullmatch(pattern), "value"].sum()
     return 1000 * total(r".*\.mmu\.dtb\.(?:rd|wr)Misses") / \
