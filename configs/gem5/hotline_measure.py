@@ -66,14 +66,11 @@ else:
     )
     if params.sampling and not extension_built("HotlineCycleProfile"):
         fail(f"sampled simulation measures its windows with the cycle profile: {NO_EXTENSION}")
-    if params.sampling and not extension_built("HotlineRetireCount"):
-        fail("sampled simulation counts its micro-ops with HotlineRetireCount, which this "
-             "gem5's extension predates: rebuild gem5 with EXTRAS=configs/gem5/extras "
-             "(README.md, \"gem5\")")
-    if params.sampling and not extension_built("HotlineTranslationCarry"):
-        fail("sampled simulation carries the TLBs across its switches with "
-             "HotlineTranslationCarry, which this gem5's extension predates: rebuild gem5 "
-             "with EXTRAS=configs/gem5/extras (README.md, \"gem5\")")
+    for sim_object, how in (("HotlineRetireCount", "counts its micro-ops"),
+                            ("HotlineTranslationCarry", "carries the TLBs across its switches")):
+        if params.sampling and not extension_built(sim_object):
+            fail(f"sampled simulation {how} with {sim_object}, which this gem5's extension "
+                 "predates: rebuild gem5 with EXTRAS=configs/gem5/extras (README.md, \"gem5\")")
     if params.cycle_profile and not extension_built("HotlineCycleProfile"):
         # One line, and the run goes on: its whole-run statistics need no
         # extension (the host says what is missing).

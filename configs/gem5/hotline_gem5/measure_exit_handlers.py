@@ -53,9 +53,9 @@ class Sampler:
     once every core has measured its window or is asleep.  The TLB entries
     go with each switch (translation_carry.hh); the caches are shared.
     Windows are counted in micro-ops, not cycles, so that every micro-op of
-    a region is as likely to be measured as any other (docs/gem5.md).  A core tells the
-    script by an exit (the instruction-count stop's) when it finishes or
-    falls asleep; a window still open `cap` cycles after it began is ended
+    a region is as likely to be measured as any other (docs/gem5.md).  A
+    core tells the script by an exit (the instruction-count stop's) when it
+    finishes or falls asleep; a window still open `cap` cycles after it began is ended
     there, its unfinished cores' tables cut short (counted per region).
     The first window begins one interval into the region; a window the
     region's end cuts short is dropped, so that every table covers a whole

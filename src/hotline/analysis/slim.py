@@ -190,27 +190,26 @@ def merge(sources: list[Path], target: Path, replace: bool = False) -> None:
     last and sealed.  A run in two sources is refused, or with replace
     taken from the last source that has it (runs made again, say with
     more repeats, replacing those committed)."""
+    read = []
     for source in sources:
         if not (Path(source) / "runs.parquet").is_file():
             raise HotlineError(f"{source} has no runs.parquet: give a gathered results "
                                "directory")
-    run_ids = [set(pd.read_parquet(Path(s) / "runs.parquet")["run_id"]) for s in sources]
-    if not replace:
-        for i, ids in enumerate(run_ids):
-            if twice := sorted(ids & set().union(*run_ids[i + 1:])):
-                raise HotlineError(f"run {twice[0]} is in more than one of "
-                                   f"{', '.join(map(str, sources))}: merge results of different "
-                                   "runs (or, to take it from the last, --replace)")
+        read.append({p.stem: pq.read_table(p) for p in sorted(Path(source).glob("*.parquet"))})
+    run_ids = [set(t["runs"].column("run_id").to_pylist()) for t in read]
     tables: dict[str, list[pa.Table]] = {}
-    for i, source in enumerate(sources):
+    for i, source_tables in enumerate(read):
         later = set().union(*run_ids[i + 1:])
-        for path in sorted(Path(source).glob("*.parquet")):
-            table = pq.read_table(path)
-            column = "run_id" if path.stem == "runs" else "run"
+        if (twice := sorted(run_ids[i] & later)) and not replace:
+            raise HotlineError(f"run {twice[0]} is in more than one of "
+                               f"{', '.join(map(str, sources))}: merge results of different "
+                               "runs (or, to take it from the last, --replace)")
+        for name, table in source_tables.items():
+            column = "run_id" if name == "runs" else "run"
             if later and column in table.column_names:
                 table = table.filter(pc.invert(pc.is_in(table[column],
                                                         pa.array(sorted(later)))))
-            tables.setdefault(path.stem, []).append(table)
+            tables.setdefault(name, []).append(table)
     # The code table is made by slimming, from the kernels' builds, for
     # gathered results: merged with slim ones, it is made again for all.
     if len(tables.get("code", [])) < len(sources):
