@@ -216,3 +216,56 @@ def test_the_weave_orders_by_instructions_run_not_by_blocks(tmp_path):
     stream = b"".join(block(0, READER, 3) + access(0, 1, READER) for _ in range(3)) + \
         writes(1, 6)
     assert woven_outcomes(tmp_path, stream, "woven")[0] == {"compulsory": 2, "coherence": 3}
+
+
+def test_a_block_run_again_runs_while_its_access_waits(tmp_path):
+    # weave.c holds a block that runs again right after itself as a flag on
+    # the access after it; the block must still run at its turn when that
+    # access waits, as a block held on its own would.  Three CPUs, every
+    # block one instruction run again and again, one window, QEMU's order
+    # CPU 0, 1, 2: CPU 0 writes its own line twice, then the word Y (word 0
+    # of LINE); CPU 1 writes its own line twice, then word 1 of LINE; CPU 2
+    # reads a line of its own, then Y twice, the value CPU 0 wrote.  Woven
+    # (ties to the lower CPU): 0@0 1@0 2@0, 0@1 1@1, then CPU 2's block @1
+    # runs and its read of Y waits for CPU 0's write; 0@2 writes Y; CPU 1
+    # and 2 tie at 2 instructions: 1@2 writes LINE, then CPU 2 reads Y
+    # (compulsory, from CPU 1) and @2 reads it again: a hit.  Had CPU 2's
+    # block waited with its read, CPU 2 would have read at 1 instruction,
+    # before CPU 1's write, and lost the line to it: a coherence miss.
+    a, b, c = 0x401000, 0x402000, 0x403000
+    own = lambda core, pc, paddr: block(core, pc) + access(core, 1, pc, paddr=paddr)
+    read = lambda paddr: block(2, c) + access(2, 0, c, paddr=paddr)
+    stream = own(0, a, LINE + 0x1000) * 2 + own(0, a, LINE) + \
+        own(1, b, LINE + 0x2000) * 2 + own(1, b, LINE + 8) + \
+        read(LINE + 0x3000) + read(LINE) * 2
+    replay = build_replay(tmp_path)
+    (tmp_path / "t.trace").write_bytes(stream)
+    subprocess.run([str(replay), "t.trace", "out", "woven", "cpus=3", *OPTIONS[1:]],
+                   cwd=tmp_path, check=True, capture_output=True)
+    frames = plugin_output.read(Path(tmp_path / "out"))
+    misses = frames["miss"][(frames["miss"]["cpu"] == 2) & (frames["miss"]["kind"] == "read")]
+    assert misses.groupby("l1")["count"].sum().to_dict() == {"compulsory": 2}
+    assert frames["stolen"]["count"].sum() == 0
+
+
+def test_every_wait_survives_the_words_table_growing(tmp_path):
+    # The weave's table of the window's words starts with room for 3,072
+    # lines' words and doubles as it fills (weave.c).  CPU 0 runs an empty
+    # block, then writes 4,000 lines, one a block; CPU 1 reads the same
+    # lines, one a block, so that each read comes one instruction before the
+    # write whose value it read, and waits for it: each read finds its line
+    # in the L3, where CPU 0's write put it.  A write forgotten when the
+    # table grew would let its read go first: from memory, an L3 miss.
+    lines = 4000
+    stream = block(0, 0x404000) + \
+        b"".join(block(0, WRITER) + access(0, 1, WRITER, paddr=LINE + 64 * i)
+                 for i in range(lines)) + \
+        b"".join(block(1, READER) + access(1, 0, READER, paddr=LINE + 64 * i)
+                 for i in range(lines))
+    replay = build_replay(tmp_path)
+    (tmp_path / "t.trace").write_bytes(stream)
+    subprocess.run([str(replay), "t.trace", "out", "woven", *OPTIONS], cwd=tmp_path,
+                   check=True, capture_output=True)
+    misses = plugin_output.read(Path(tmp_path / "out"))["miss"]
+    reads = misses[(misses["cpu"] == 1) & (misses["kind"] == "read")]
+    assert reads.groupby("l3")["count"].sum().to_dict() == {"hit": lines}

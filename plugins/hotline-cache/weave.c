@@ -71,6 +71,7 @@ struct event {
 #define EV_STORE 2u
 #define EV_DEPS 4u		/* waits for accesses of other cores (struct dep) */
 #define EV_SIZE_SHIFT 3		/* 3 bits: log2 of the size, up to 128 bytes */
+#define EV_REPEAT 64u		/* the core's last block ran again before this access */
 #define EV_ADDR_SHIFT 8		/* physical addresses have at most 52 bits */
 
 static inline uint64_t ev_paddr(const struct event *e)
@@ -90,39 +91,62 @@ struct dep {
 	uint32_t event, core, idx;
 };
 
+/*
+ * Per core, the window's events.  A block that runs again right after
+ * itself (a `rep stosb` or `rep movsb` runs one byte a block, two thirds of
+ * the blocks of a default-scale fork storm) is held as a flag on the access
+ * after it (EV_REPEAT), not as an event of its own: a third fewer events to
+ * write and read back (bench/README.md).  repeat: such a block is held for
+ * the access to come.
+ */
 static struct held {
 	struct event *e;
 	size_t n, cap;
 	struct dep *d;
 	size_t nd, dcap, dnext;	/* dnext: the first dep of an event not yet handed on */
+	const struct block *last;	/* the last block held */
+	int repeat;
+	size_t folded;		/* repeated blocks held as EV_REPEAT this window */
 } *held;				/* per core */
 
 /*
  * The window's words: per 8-byte word touched, its last write (core, held
  * index) and the reads of each core since that write (the last one's held
- * index + 1; 0: none), open-addressed by the word's address, each slot one
- * struct word and its cores' reads side by side (word_bytes), so that an
- * access touches one host line where it can.  A window's words carry its
- * number (window); older ones count as empty.
+ * index + 1; 0: none).  The table holds groups of the eight words of 64
+ * bytes of memory side by side, open-addressed by the group's address:
+ * most accesses touch the word after the last one (a page cleared or
+ * copied byte by byte), and when each word had a slot of its own, hashed,
+ * every eighth access of a page copy missed the host's caches on a new
+ * slot (word_of: 8% of a default-scale fork storm, bench/README.md).  A
+ * group carries its window's number (window); older ones count as empty,
+ * and a word's state counts only once its bit in valid is set this window.
  */
-struct word {
-	uint64_t addr;
+#define GROUP_WORDS 8
+
+struct group {
+	uint64_t addr;		/* the words' address >> 3 (the first word's) */
 	uint32_t window;
+	uint32_t valid;		/* word i's state is this window's: bit i */
+	/* then GROUP_WORDS of struct word, word_bytes each */
+};
+
+struct word {
 	uint32_t writer, write_idx;	/* writer == cores: none */
+	uint32_t reads;			/* read[] has a read: a store need not look */
 	uint32_t read[];		/* per core */
 };
-static unsigned char *words;
-static size_t word_bytes;
-static uint64_t words_mask, nwords;
+static unsigned char *groups;
+static size_t word_bytes, group_bytes;
+static uint64_t groups_mask, ngroups;
 static uint32_t window = 1;
 
-/* Per core, the slot of the word it touched last, in this window: most
- * accesses touch the word of the access before them (a stack slot, a
- * field read and then written). */
-static struct last_word {
+/* Per core, the group of the word it touched last, in this window: most
+ * accesses touch that word or its neighbour (a stack slot, a field read
+ * and then written, a page cleared byte by byte). */
+static struct last_group {
 	uint64_t addr, slot;
 	uint32_t window;
-} *last_word;
+} *last_group;
 
 static uint64_t window_deadlines;	/* the deadline count the window began at */
 
@@ -149,67 +173,82 @@ static __attribute__((noinline)) void *grow(void *array, size_t *cap, size_t siz
 	return array;
 }
 
-static inline struct word *slot(uint64_t i)
+static inline struct group *slot(uint64_t i)
 {
-	return (struct word *)(words + (i & words_mask) * word_bytes);
+	return (struct group *)(groups + (i & groups_mask) * group_bytes);
 }
 
-static void words_alloc(uint64_t slots)
+static void groups_alloc(uint64_t slots)
 {
-	words = checked(calloc(slots, word_bytes));
-	words_mask = slots - 1;
-	nwords = 0;
+	/* Host-line aligned, so that a group's header and first words share one. */
+	groups = checked(aligned_alloc(64, slots * group_bytes));
+	memset(groups, 0, slots * group_bytes);
+	groups_mask = slots - 1;
+	ngroups = 0;
 }
 
 void weave_install(void)
 {
 	held = calloc(config.cores, sizeof(*held));
-	last_word = calloc(config.cores, sizeof(*last_word));
-	word_bytes = (sizeof(struct word) + config.cores * sizeof(uint32_t) + 7) & ~(size_t)7;
-	words_alloc(1u << 15);
+	last_group = calloc(config.cores, sizeof(*last_group));
+	word_bytes = sizeof(struct word) + config.cores * sizeof(uint32_t);
+	group_bytes = (sizeof(struct group) + GROUP_WORDS * word_bytes + 63) & ~(size_t)63;
+	groups_alloc(1u << 12);
 }
 
-static uint64_t word_of(uint64_t addr);
+static uint64_t group_of(uint64_t addr);
 
-/* Twice the slots, the window's words moved over. */
-static void words_grow(void)
+/* Twice the slots, the window's groups moved over. */
+static __attribute__((noinline)) void groups_grow(void)
 {
-	unsigned char *old = words;
-	uint64_t slots = words_mask + 1;
+	unsigned char *old = groups;
+	uint64_t slots = groups_mask + 1;
 
-	words_alloc(2 * slots);
+	groups_alloc(2 * slots);
 	for (uint64_t i = 0; i < slots; i++) {
-		struct word *w = (struct word *)(old + i * word_bytes);
+		struct group *g = (struct group *)(old + i * group_bytes);
 
-		if (w->window == window)
-			memcpy(slot(word_of(w->addr)), w, word_bytes);
+		if (g->window == window)
+			memcpy(slot(group_of(g->addr)), g, group_bytes);
 	}
 	free(old);
 	for (uint32_t c = 0; c < config.cores; c++)
-		last_word[c].window = 0;	/* their slots moved */
+		last_group[c].window = 0;	/* their slots moved */
 }
 
-/* The slot of the word's entry in this window, made empty if it had none. */
-static uint64_t word_of(uint64_t addr)
+/* The slot of the group's entry in this window, made empty if it had none. */
+static uint64_t group_of(uint64_t addr)
 {
 	for (uint64_t i = bucket(addr, 0, 0);; i++) {
-		struct word *w = slot(i);
+		struct group *g = slot(i);
 
-		if (w->window != window) {
-			if (4 * (nwords + 1) > 3 * (words_mask + 1)) {
-				words_grow();
-				return word_of(addr);
+		if (g->window != window) {
+			if (4 * (ngroups + 1) > 3 * (groups_mask + 1)) {
+				groups_grow();
+				return group_of(addr);
 			}
-			nwords++;
-			memset(w, 0, word_bytes);
-			w->addr = addr;
-			w->window = window;
-			w->writer = config.cores;
-			return i & words_mask;
+			ngroups++;
+			g->addr = addr;
+			g->window = window;
+			g->valid = 0;
+			return i & groups_mask;
 		}
-		if (w->addr == addr)
-			return i & words_mask;
+		if (g->addr == addr)
+			return i & groups_mask;
 	}
+}
+
+/* The state of word i of the group, made empty if it had none this window. */
+static inline struct word *word_in(struct group *g, uint32_t i)
+{
+	struct word *w = (struct word *)((unsigned char *)(g + 1) + i * word_bytes);
+
+	if (!(g->valid & 1u << i)) {
+		g->valid |= 1u << i;
+		memset(w, 0, word_bytes);
+		w->writer = config.cores;
+	}
+	return w;
 }
 
 static inline void add_dep(struct held *h, uint32_t event, uint32_t core, uint32_t idx)
@@ -223,32 +262,34 @@ static inline void add_dep(struct held *h, uint32_t event, uint32_t core, uint32
  * state after it. */
 static void find_deps(struct event *e, uint64_t paddr, int store, uint32_t core, uint32_t idx)
 {
-	uint64_t addr = paddr >> 3;
-	struct last_word *last = &last_word[core];
+	uint64_t addr = paddr >> 3 & ~(uint64_t)(GROUP_WORDS - 1);
+	struct last_group *last = &last_group[core];
 	struct held *h = &held[core];
 	size_t before = h->nd;
 	struct word *w;
 	uint32_t *read;
 
 	if (last->window != window || last->addr != addr)
-		*last = (struct last_word){ addr, word_of(addr), window };
-	w = slot(last->slot);
+		*last = (struct last_group){ addr, group_of(addr), window };
+	w = word_in(slot(last->slot), paddr >> 3 & (GROUP_WORDS - 1));
 	read = w->read;
 
 	if (w->writer != config.cores && w->writer != core)
 		add_dep(h, idx, w->writer, w->write_idx);
 	if (store) {
-		for (uint32_t c = 0; c < config.cores; c++) {
+		for (uint32_t c = 0; w->reads && c < config.cores; c++) {
 			if (!read[c])
 				continue;
 			if (c != core)
 				add_dep(h, idx, c, read[c] - 1);
 			read[c] = 0;
 		}
+		w->reads = 0;
 		w->writer = core;
 		w->write_idx = idx;
 	} else {
 		read[core] = idx + 1;
+		w->reads = 1;
 	}
 	if (h->nd != before)
 		e->bits |= EV_DEPS;
@@ -265,8 +306,9 @@ static inline struct event *next_event(uint32_t core)
 }
 
 /* Whether the accesses that core's held event i waits for have reached
- * the model, the others having handed theirs up to next[]. */
-static int deps_done(const struct held *h, size_t i, const size_t *next)
+ * the model, the others having handed theirs up to next[].  Most events
+ * wait for nothing and never come here: out of line. */
+static __attribute__((noinline)) int deps_done(const struct held *h, size_t i, const size_t *next)
 {
 	for (size_t d = h->dnext; d < h->nd && h->d[d].event == i; d++)
 		if (next[h->d[d].core] <= h->d[d].idx)
@@ -274,75 +316,110 @@ static int deps_done(const struct held *h, size_t i, const size_t *next)
 	return 1;
 }
 
-/* Whether core's held event i may reach the model.  Most events wait for
- * nothing: that test is inline, the rest not. */
-static inline int ready(uint32_t core, size_t i, const size_t *next)
-{
-	const struct held *h = &held[core];
-
-	return !(h->e[i].bits & EV_DEPS) || deps_done(h, i, next);
-}
-
-/* Hands the core's next event, and the accesses after it that are ready,
- * to the model; returns the instructions run (a block's). */
-static uint32_t deliver(uint32_t core, size_t *next)
+/* Hands the core's next block, and the accesses after it that are ready, to
+ * the model; returns the instructions run (the block's).  If the core's next
+ * event is an access that waited for another core's, no block: only the
+ * accesses.  last: per core, the block handed on last; begun: per core, 1 +
+ * the index of the access whose repeated block (EV_REPEAT) was handed on. */
+static uint32_t deliver(uint32_t core, size_t *next, const struct block **last, size_t *begun)
 {
 	struct held *h = &held[core];
-	size_t *i = &next[core];
-	uint32_t insns = 0;
+	const struct event *e = h->e;
+	size_t i = next[core], n = h->n;
+	const struct block *b = NULL;
 
-	if (h->e[*i].bits & EV_BLOCK) {
-		const struct block *b = h->e[(*i)++].b;
-
-		block_executed(core, b);
-		insns = b->insns;
+	if (e[i].bits & EV_BLOCK) {
+		b = last[core] = e[i++].b;
+	} else if ((e[i].bits & EV_REPEAT) && begun[core] != i + 1) {
+		b = last[core];
+		begun[core] = i + 1;
 	}
-	for (; *i < h->n && !(h->e[*i].bits & EV_BLOCK) && ready(core, *i, next); (*i)++) {
-		const struct event *e = &h->e[*i];
+	if (b)
+		block_executed(core, b);
+	/* Up to the next block (the first access may be the one whose repeated
+	 * block was just handed on) or an access not ready; most accesses are
+	 * neither, and take one test. */
+	for (; i < n; i++) {
+		uint64_t bits = e[i].bits;
 
-		data_access(core, e->n, e->vaddr, ev_paddr(e), ev_size(e), !!(e->bits & EV_STORE));
-		if (e->bits & EV_DEPS)
-			while (h->dnext < h->nd && h->d[h->dnext].event == *i)
+		if (bits & (EV_BLOCK | EV_REPEAT | EV_DEPS) &&
+		    ((bits & EV_BLOCK) || ((bits & EV_REPEAT) && begun[core] != i + 1) ||
+		     ((bits & EV_DEPS) && !deps_done(h, i, next))))
+			break;
+		data_access(core, e[i].n, e[i].vaddr, ev_paddr(&e[i]), ev_size(&e[i]),
+			    !!(bits & EV_STORE));
+		if (bits & EV_DEPS)
+			while (h->dnext < h->nd && h->d[h->dnext].event == i)
 				h->dnext++;
 	}
-	return insns;
+	next[core] = i;
+	return b ? b->insns : 0;
+}
+
+/* Whether the core's next event can be handed on: a block, or an access
+ * whose repeated block has not been (a block waits for nothing), or an
+ * access that is ready. */
+static inline int can_go(uint32_t core, const size_t *next, const size_t *begun)
+{
+	const struct held *h = &held[core];
+	uint64_t bits = h->e[next[core]].bits;
+
+	return !(bits & EV_DEPS) || ((bits & EV_REPEAT) && begun[core] != next[core] + 1) ||
+	       deps_done(h, next[core], next);
+}
+
+/* A repeated block held for an access that did not come: an event after all. */
+static void hold_repeat(uint32_t core)
+{
+	struct held *h = &held[core];
+
+	if (h->repeat) {
+		h->repeat = 0;
+		*next_event(core) = (struct event){ .b = h->last, .bits = EV_BLOCK };
+	}
 }
 
 void weave_flush(void)
 {
 	uint32_t cores = config.cores;
-	size_t next[cores];
+	size_t next[cores], begun[cores], n[cores];
 	uint64_t ran[cores];
+	const struct block *last[cores];
 
 	if (!weave_blocks)
 		return;
 	/* The recorder writes what was held, and 'D' where it is woven. */
 	TRACE('D', 0, 0, 0, 0, 0, 0, 0);
-	for (uint32_t c = 0; c < cores; c++)
-		next[c] = ran[c] = 0;
-	for (;;) {
-		uint32_t core = cores, left = 0;
-
-		for (uint32_t c = 0; c < cores; c++) {
-			if (next[c] == held[c].n)
-				continue;
-			left++;
-			if ((core == cores || ran[c] < ran[core]) && ready(c, next[c], next))
-				core = c;
-		}
-		if (!left)
-			break;
-		if (core == cores) {	/* QEMU's first access not yet woven always is ready */
-			fprintf(stderr, "hotline-cache: the weave found no core ready (a bug)\n");
-			abort();
-		}
-		ran[core] += deliver(core, next);
+	for (uint32_t c = 0; c < cores; c++) {
+		hold_repeat(c);
+		n[c] = held[c].n;	/* a copy the model's calls cannot change */
+		next[c] = ran[c] = begun[c] = 0;
+		last[c] = NULL;
 	}
-	for (uint32_t c = 0; c < cores; c++)
-		held[c].n = held[c].nd = held[c].dnext = 0;
-	nwords = 0;
+	for (;;) {
+		uint32_t core = cores;
+
+		for (uint32_t c = 0; c < cores; c++)
+			if (next[c] < n[c] && (core == cores || ran[c] < ran[core]) &&
+			    can_go(c, next, begun))
+				core = c;
+		if (core == cores) {
+			for (uint32_t c = 0; c < cores; c++)
+				if (next[c] < n[c]) {	/* QEMU's first access not yet woven is ready */
+					fprintf(stderr, "hotline-cache: the weave found no core ready (a bug)\n");
+					abort();
+				}
+			break;
+		}
+		ran[core] += deliver(core, next, last, begun);
+	}
+	for (uint32_t c = 0; c < cores; c++) {
+		held[c].n = held[c].nd = held[c].dnext = held[c].folded = 0;
+		held[c].last = NULL;
+	}
+	ngroups = 0;
 	if (!++window) {	/* after 2^32 windows: no slot may look current */
-		memset(words, 0, (words_mask + 1) * word_bytes);
+		memset(groups, 0, (groups_mask + 1) * group_bytes);
 		window = 1;
 	}
 }
@@ -353,7 +430,11 @@ static void window_check(uint32_t core)
 {
 	uint64_t now = __atomic_load_n(&deadlines, __ATOMIC_RELAXED);
 
-	if (now != window_deadlines || held[core].n >= WINDOW_EVENTS) {
+	const struct held *h = &held[core];
+
+	/* (The events as QEMU gave them, so that where a window is cut does
+	 * not depend on how they are held.) */
+	if (now != window_deadlines || h->n + h->folded + h->repeat >= WINDOW_EVENTS) {
 		weave_flush();
 		window_deadlines = now;
 	}
@@ -361,19 +442,30 @@ static void window_check(uint32_t core)
 
 void weave_block(uint32_t core, const struct block *b)
 {
+	struct held *h = &held[core];
+
 	window_check(core);
 	TRACE('B', core, 0, 0, b->insns, b->vaddr, b->end, 0);
+	hold_repeat(core);
+	if (b == h->last) {
+		h->repeat = 1;
+		return;
+	}
+	h->last = b;
 	*next_event(core) = (struct event){ .b = b, .bits = EV_BLOCK };
 }
 
 void weave_access(uint32_t core, struct insn *n, uint64_t vaddr, uint64_t paddr, uint32_t size,
 		  int store)
 {
+	struct held *h = &held[core];
 	struct event *e = next_event(core);
 
 	TRACE('A', core, store, n->locked, size, n->pc, vaddr, paddr);
 	*e = (struct event){ .n = n, .vaddr = vaddr,
 			     .bits = paddr << EV_ADDR_SHIFT | (uint64_t)__builtin_ctz(size) << EV_SIZE_SHIFT |
-				     (store ? EV_STORE : 0) };
+				     (store ? EV_STORE : 0) | (h->repeat ? EV_REPEAT : 0) };
+	h->folded += h->repeat;
+	h->repeat = 0;
 	find_deps(e, paddr, store, core, (uint32_t)(held[core].n - 1));
 }
