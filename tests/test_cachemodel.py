@@ -143,6 +143,26 @@ def test_a_downgraded_line_before_the_last_is_upgraded_when_written_again():
     assert model.check() is None
 
 
+def test_a_fetch_of_the_last_fetched_line_is_a_hit_without_a_lookup():
+    # cm_fetch_hits, the plugin's shortcut for a block that runs again: yes
+    # only for the line the core fetched last, while it is still in its L1I;
+    # threaded (test_cachemodel_threads.py runs this again so), never.
+    m = small(cores=2)
+    shortcut = not m.threaded
+    a, b = 0x1000, 0x1000 + LINE
+    assert not m.fetch_hits(0, a)                   # nothing fetched yet
+    assert m.access(0, "ifetch", a).l1 == "compulsory"
+    assert m.fetch_hits(0, a) == m.fetch_hits(0, a + 8) == shortcut   # anywhere in the line
+    assert not m.fetch_hits(0, b) and not m.fetch_hits(1, a)  # another line, another core
+    m.access(0, "load", b)                          # data accesses leave the L1I alone
+    assert m.fetch_hits(0, a) == shortcut
+    m.access(0, "ifetch", b)
+    assert not m.fetch_hits(0, a) and m.fetch_hits(0, b) == shortcut
+    m.access(1, "store", b)                         # code written by another core
+    assert not m.fetch_hits(0, b)
+    assert m.access(0, "ifetch", b).l1 == "coherence"
+
+
 def test_mesi_between_two_cores():
     m = small(cores=2)
     x = 0x1000
@@ -426,8 +446,12 @@ def agrees_with_the_reference(cores, accesses):
     model, reference = small(cores=cores), ReferenceModel(cores)
     for i, (core, kind, line) in enumerate(accesses):
         core %= cores
+        # A fetch the plugin's shortcut calls a hit is one, and asking
+        # changes nothing that the accesses after it could show.
+        shortcut = kind == "ifetch" and model.fetch_hits(core, line * LINE)
         got = model.access(core, kind, line * LINE, pc=i)
         assert (got.l1, got.l2, got.stolen_by) == reference.access(core, kind, line, i), i
+        assert got.l1 == "hit" or not shortcut, i
         assert model.check() is None, (i, model.check())
 
 

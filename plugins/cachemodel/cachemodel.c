@@ -1147,6 +1147,11 @@ bool cm_access(struct cm_model *m, uint32_t core, uint64_t pc, uint64_t paddr, u
 	return result->l1 == CM_HIT && !partial;
 }
 
+bool cm_fetch_hits(const struct cm_model *m, uint32_t core, uint64_t paddr)
+{
+	return !m->threaded && mru_hit(m->cores[core].mru[0], paddr >> m->line_shift, false);
+}
+
 /* ---- consistency (cm_check) -------------------------------------------- */
 
 static bool in_cache(struct cache *c, uint64_t line)

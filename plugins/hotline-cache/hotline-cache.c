@@ -198,9 +198,15 @@ void block_executed(uint32_t core, const struct block *b)
 
 		add_count(&v->roi_icount, b->insns);
 		for (uint64_t line = b->vaddr >> line_shift; line <= (b->end - 1) >> line_shift;
-		     line++)
-			account(core, b->vaddr, line << line_shift, (line << line_shift) - offset,
-				config.line_bytes, KIND_FETCH, b->first);
+		     line++) {
+			uint64_t paddr = (line << line_shift) - offset;
+
+			if (cm_fetch_hits(model, core, paddr))	/* unthreaded only */
+				b->first->l1_hits[KIND_FETCH]++;
+			else
+				account(core, b->vaddr, line << line_shift, paddr, config.line_bytes,
+					KIND_FETCH, b->first);
+		}
 	}
 }
 

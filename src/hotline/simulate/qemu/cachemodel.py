@@ -81,6 +81,8 @@ def _library() -> ctypes.CDLL:
                               ctypes.c_uint64, ctypes.POINTER(_Result)]
     lib.cm_layout.restype = ctypes.POINTER(_Member)
     lib.cm_set_threaded.argtypes = [ctypes.c_void_p]
+    lib.cm_fetch_hits.restype = ctypes.c_bool
+    lib.cm_fetch_hits.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint64]
     lib.cm_check.restype = ctypes.c_char_p
     lib.cm_check.argtypes = [ctypes.c_void_p]
     for enum in ("kind", "outcome", "source", "inclusion"):
@@ -168,6 +170,7 @@ class CacheModel:
             raise HotlineError(f"cache model: {error.decode()}")
         self._lib = lib
         self._model = lib.cm_new(ctypes.byref(config))
+        self.threaded = threaded
         if threaded:
             lib.cm_set_threaded(self._model)
         self._result = _Result()
@@ -182,6 +185,11 @@ class CacheModel:
         wrong (cm_check)."""
         error = self._lib.cm_check(self._model)
         return error.decode() if error else None
+
+    def fetch_hits(self, core: int, addr: int) -> bool:
+        """Whether a fetch of addr's line hits the core's last fetched line
+        (cm_fetch_hits: the plugin's shortcut, which changes nothing)."""
+        return self._lib.cm_fetch_hits(self._model, core, addr)
 
     def access(self, core: int, kind: str, addr: int, size: int = 8, pc: int = 0,
                icount: int | None = None) -> Access:
