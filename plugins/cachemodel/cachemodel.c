@@ -700,8 +700,9 @@ static void fill_l3(struct cm_model *m, uint64_t line, uint8_t state)
 	cache_touch(&m->l3, w);
 }
 
-/* The line enters the core's L2 (and then an L1), pushing out a victim. */
-static void fill_l2(struct cm_model *m, struct core *c, uint64_t line, uint8_t state)
+/* The line enters the core's L2 (and then an L1), pushing out a victim;
+ * returns its way. */
+static struct way *fill_l2(struct cm_model *m, struct core *c, uint64_t line, uint8_t state)
 {
 	struct way *w = cache_victim(&c->l2, line);
 
@@ -720,9 +721,10 @@ static void fill_l2(struct cm_model *m, struct core *c, uint64_t line, uint8_t s
 	STORE(&w->state, state);
 	STORE(&w->tag, line + 1);
 	cache_touch(&c->l2, w);
+	return w;
 }
 
-static void fill_l1(struct cache *l1, uint64_t line)
+static struct way *fill_l1(struct cache *l1, uint64_t line)
 {
 	struct way *w = cache_victim(l1, line);
 
@@ -730,6 +732,7 @@ static void fill_l1(struct cache *l1, uint64_t line)
 	w->state = SHARED;	/* unused: the L2 carries the state */
 	w->node = l1->shadow.head;	/* the access put the line there */
 	cache_touch(l1, w);
+	return w;
 }
 
 /* Who served the access, and so its latency. */
@@ -739,8 +742,21 @@ static void set_source(struct cm_model *m, struct cm_result *r, uint8_t source)
 	r->cycles = m->latency[source];
 }
 
-static void access_line_slow(struct cm_model *m, uint32_t core, uint64_t pc, uint64_t line,
-			     uint32_t kind, struct cm_result *r);
+/* Where an access left its line: its ways in the core's L1 and L2 (l2
+ * NULL where the access did not look: a read that hit the L1), so that the
+ * MRU word needs no second search. */
+struct placed {
+	struct way *l1, *l2;
+};
+
+static struct placed access_line_slow(struct cm_model *m, uint32_t core, uint64_t pc,
+				      uint64_t line, uint32_t kind, struct cm_result *r);
+
+/* Whether the line the access left is Modified in the core's L2. */
+static bool placed_modified(struct core *me, struct placed at, uint64_t line)
+{
+	return LOAD(&(at.l2 ? at.l2 : cache_find(&me->l2, line))->state) == MODIFIED;
+}
 
 static void access_line_threaded(struct cm_model *m, uint32_t core, uint64_t pc, uint64_t line,
 				 uint32_t kind, struct cm_result *r);
@@ -754,16 +770,15 @@ static __attribute__((noinline)) void access_line_unthreaded(struct cm_model *m,
 	struct core *me = &m->cores[core];
 	int data = kind != CM_IFETCH;
 	struct cache *l1 = data ? &me->l1d : &me->l1i;
+	struct placed at = access_line_slow(m, core, pc, line, kind, r);
 
-	access_line_slow(m, core, pc, line, kind, r);
 	if (me->mru[data] >> 1 != line + 1) {
 		me->prev[data] = me->mru[data];
 		me->prev_way[data] = me->mru_way[data];
 		me->prev_node[data] = me->mru_node[data];
 	}
-	STORE(&me->mru[data],
-	      mru_word(line, data && LOAD(&cache_find(&me->l2, line)->state) == MODIFIED));
-	me->mru_way[data] = cache_find(l1, line);
+	STORE(&me->mru[data], mru_word(line, data && placed_modified(me, at, line)));
+	me->mru_way[data] = at.l1;
 	me->mru_node[data] = l1->shadow.head;	/* access_line_slow put it there */
 }
 
@@ -887,9 +902,9 @@ static __attribute__((noinline)) void access_line_locked(struct cm_model *m, uin
 	int data = kind != CM_IFETCH;
 
 	pthread_mutex_lock(&m->lock);
-	access_line_slow(m, core, pc, line, kind, r);
-	STORE(&me->mru[data],
-	      mru_word(line, data && LOAD(&cache_find(&me->l2, line)->state) == MODIFIED));
+	struct placed at = access_line_slow(m, core, pc, line, kind, r);
+
+	STORE(&me->mru[data], mru_word(line, data && placed_modified(me, at, line)));
 	pthread_mutex_unlock(&m->lock);
 }
 
@@ -908,8 +923,8 @@ static __attribute__((noinline)) void access_line_threaded(struct cm_model *m, u
 	access_line_locked(m, core, pc, line, kind, r);
 }
 
-static void access_line_slow(struct cm_model *m, uint32_t core, uint64_t pc, uint64_t line,
-			     uint32_t kind, struct cm_result *r)
+static struct placed access_line_slow(struct cm_model *m, uint32_t core, uint64_t pc,
+				      uint64_t line, uint32_t kind, struct cm_result *r)
 {
 	struct core *me = &m->cores[core];
 	struct cache *l1 = kind == CM_IFETCH ? &me->l1i : &me->l1d;
@@ -929,7 +944,7 @@ static void access_line_slow(struct cm_model *m, uint32_t core, uint64_t pc, uin
 			r->l1 = CM_HIT;
 			set_source(m, r, CM_FROM_L1);
 			r->cycles = l1->latency;
-			return;
+			return (struct placed){ p1.way, NULL };
 		}
 		mine = cache_find(&me->l2, line);
 		if (LOAD(&mine->state) == SHARED) {
@@ -938,13 +953,13 @@ static void access_line_slow(struct cm_model *m, uint32_t core, uint64_t pc, uin
 			STORE(&mine->state, MODIFIED);
 			set_source(m, r, CM_FROM_L1);
 			r->cycles = m->cfg.peer_latency;
-			return;
+			return (struct placed){ p1.way, mine };
 		}
 		STORE(&mine->state, MODIFIED);
 		r->l1 = CM_HIT;
 		set_source(m, r, CM_FROM_L1);
 		r->cycles = l1->latency;
-		return;
+		return (struct placed){ p1.way, mine };
 	}
 	p1.shadow_hit = shadow_access(&l1->shadow, line);
 	p1.first = !seen_test_and_set(&l1->seen, line);
@@ -964,9 +979,10 @@ static void access_line_slow(struct cm_model *m, uint32_t core, uint64_t pc, uin
 			r->l2 = CM_HIT;
 			set_source(m, r, CM_FROM_L2);
 		}
-		fill_l1(l1, line);
+		struct way *in_l1 = fill_l1(l1, line);
+
 		stolen_entry(me, line)->tag = 0;
-		return;
+		return (struct placed){ in_l1, p2.way };
 	}
 	r->l2 = classify(me, p2.first, p2.shadow_hit, line, r);
 
@@ -1024,9 +1040,12 @@ static void access_line_slow(struct cm_model *m, uint32_t core, uint64_t pc, uin
 	if (peer_modified)
 		source = CM_FROM_PEER;
 	set_source(m, r, source);
-	fill_l2(m, me, line, write ? MODIFIED : peers ? SHARED : EXCLUSIVE);
-	fill_l1(l1, line);
+	struct placed at;
+
+	at.l2 = fill_l2(m, me, line, write ? MODIFIED : peers ? SHARED : EXCLUSIVE);
+	at.l1 = fill_l1(l1, line);
 	stolen_entry(me, line)->tag = 0;
+	return at;
 }
 
 /* ---- store buffer ------------------------------------------------------- */
