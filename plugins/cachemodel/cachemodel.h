@@ -124,9 +124,10 @@ bool cm_access(struct cm_model *m, uint32_t core, uint64_t pc, uint64_t paddr, u
  * Whether an instruction fetch of the line at `paddr` hits the core's most
  * recently fetched line, which changes nothing in the model: then it is
  * done, an L1 hit.  Otherwise (and always threaded) it changed nothing and
- * the caller makes the fetch with cm_access.  A fetch that hits so is a
- * third of the blocks of a fork storm (one byte of a `rep stosb` a block),
- * and this test costs a tenth of cm_access's way to the same hit.
+ * the caller makes the fetch with cm_access.  Two thirds of a fork storm's
+ * blocks run again right after themselves (one byte of a `rep stosb` a
+ * block) and fetch so; asking first took 5% off the host instructions of
+ * the woven replay (bench/README.md, "The weave's memory").
  */
 bool cm_fetch_hits(const struct cm_model *m, uint32_t core, uint64_t paddr);
 
