@@ -38,18 +38,24 @@ def build_replay(tmp_path: Path) -> Path:
     return replay
 
 
-def test_replay_gives_the_outcomes_worked_out_by_hand(tmp_path):
+def replayed(tmp_path: Path, stream: bytes, *how: str, options=OPTIONS) -> dict:
+    """The replay's output tables for the stream, replayed as `how` says
+    (nothing: turn by turn; "woven")."""
     replay = build_replay(tmp_path)
-    (tmp_path / "t.trace").write_bytes(b"".join([
+    (tmp_path / "t.trace").write_bytes(stream)
+    subprocess.run([str(replay), "t.trace", "out", *how, *options], cwd=tmp_path, check=True,
+                   capture_output=True)
+    return plugin_output.read(Path(tmp_path / "out"))
+
+
+def test_replay_gives_the_outcomes_worked_out_by_hand(tmp_path):
+    frames = replayed(tmp_path, b"".join([
         access(0, 0, READER),   # CPU 0 reads: compulsory at every level, from memory (250)
         access(0, 0, READER),   # again: an L1 hit
         access(1, 1, WRITER),   # CPU 1 writes: compulsory in its L1 and L2, an L3 hit (42);
                                 # CPU 0's copies are invalidated
         access(0, 0, READER),   # CPU 0 reads: coherence in L1 and L2, from CPU 1's (60)
     ]))
-    subprocess.run([str(replay), "t.trace", "out", *OPTIONS], cwd=tmp_path, check=True,
-                   capture_output=True)
-    frames = plugin_output.read(Path(tmp_path / "out"))
     misses = frames["miss"].sort_values(["cpu", "l1"]).reset_index(drop=True)
     expected = pd.DataFrame([
         (0, READER, "read", "coherence", "coherence", "hit", 1, 60),
@@ -77,14 +83,10 @@ def test_every_miss_tuple_survives_the_tables_growing(tmp_path):
     gone from the L1 (512 lines) and the L2 (4,096) by capacity (a sweep
     of the whole set keeps nothing), and in the L3 (131,072 lines, 6.4 MB
     used of 8)."""
-    replay = build_replay(tmp_path)
     first, second = 0xFFFFFFFF81000000, 0xFFFFFFFF81000010
-    (tmp_path / "t.trace").write_bytes(b"".join(
+    misses = replayed(tmp_path, b"".join(
         access(0, 0, pc, KERNEL_DATA + i * 64, i * 64)
-        for pc in (first, second) for i in range(LINES)))
-    subprocess.run([str(replay), "t.trace", "out", *OPTIONS], cwd=tmp_path, check=True,
-                   capture_output=True)
-    misses = plugin_output.read(Path(tmp_path / "out"))["miss"]
+        for pc in (first, second) for i in range(LINES)))["miss"]
     assert len(misses) == 2 * LINES and (misses["count"] == 1).all()
     for pc, outcomes in ((first, ["compulsory"] * 3), (second, ["capacity", "capacity", "hit"])):
         mine = misses[misses["pc"] == pc]
@@ -100,16 +102,12 @@ def test_a_repeated_miss_finds_its_tuple_after_the_tables_grew(tmp_path):
     table doubles five times), and the user load reads a second user line:
     the same key again, so its one tuple counts 2, and no other counts more
     than 1."""
-    replay = build_replay(tmp_path)
     user, kernel = 0x401000, 0xFFFFFFFF81000000
-    (tmp_path / "t.trace").write_bytes(b"".join([
+    misses = replayed(tmp_path, b"".join([
         access(0, 0, user, 0x7F0000, 0x10000000),
         *(access(0, 0, kernel, KERNEL_DATA + i * 64, i * 64) for i in range(LINES)),
         access(0, 0, user, 0x7F1000, 0x10001000),
-    ]))
-    subprocess.run([str(replay), "t.trace", "out", *OPTIONS], cwd=tmp_path, check=True,
-                   capture_output=True)
-    misses = plugin_output.read(Path(tmp_path / "out"))["miss"]
+    ]))["miss"]
     mine = misses[misses["pc"] == user]
     assert mine[["data", "l1", "l2", "l3", "count"]].values.tolist() == \
         [[0, "compulsory", "compulsory", "compulsory", 2]]
@@ -137,11 +135,7 @@ def writes(core: int, times: int, word: int | None = None) -> bytes:
 def woven_outcomes(tmp_path: Path, stream: bytes, *how: str) -> tuple[dict, int]:
     """The L1D outcomes of the data writes ({outcome: count}) and the
     coherence misses counted with a thief."""
-    replay = build_replay(tmp_path)
-    (tmp_path / "t.trace").write_bytes(stream)
-    subprocess.run([str(replay), "t.trace", "out", *how, *OPTIONS], cwd=tmp_path, check=True,
-                   capture_output=True)
-    frames = plugin_output.read(Path(tmp_path / "out"))
+    frames = replayed(tmp_path, stream, *how)
     misses = frames["miss"][frames["miss"]["kind"] == "write"]
     return (misses.groupby("l1")["count"].sum().to_dict(), int(frames["stolen"]["count"].sum()))
 
@@ -196,11 +190,7 @@ def test_a_read_waits_for_the_write_it_saw_and_a_write_for_the_reads_before_it(t
         return b"".join(block(core, pc) + access(core, 0, pc, paddr=LINE) for _ in range(reads))
     stream = spin(0, 3) + block(0, READER) + access(0, 1, READER, paddr=LINE) + spin(0, 2) + \
         spin(1, 3) + block(1, WRITER) + access(1, 1, WRITER, paddr=LINE)
-    replay = build_replay(tmp_path)
-    (tmp_path / "t.trace").write_bytes(stream)
-    subprocess.run([str(replay), "t.trace", "out", "woven", *OPTIONS], cwd=tmp_path, check=True,
-                   capture_output=True)
-    misses = plugin_output.read(Path(tmp_path / "out"))["miss"]
+    misses = replayed(tmp_path, stream, "woven")["miss"]
     data = misses[misses["kind"] != "fetch"]
     assert data.groupby(["cpu", "kind", "l1"])["count"].sum().to_dict() == {
         (0, "read", "compulsory"): 1, (1, "read", "compulsory"): 1, (1, "write", "upgrade"): 1}
@@ -238,11 +228,7 @@ def test_a_block_run_again_runs_while_its_access_waits(tmp_path):
     stream = own(0, a, LINE + 0x1000) * 2 + own(0, a, LINE) + \
         own(1, b, LINE + 0x2000) * 2 + own(1, b, LINE + 8) + \
         read(LINE + 0x3000) + read(LINE) * 2
-    replay = build_replay(tmp_path)
-    (tmp_path / "t.trace").write_bytes(stream)
-    subprocess.run([str(replay), "t.trace", "out", "woven", "cpus=3", *OPTIONS[1:]],
-                   cwd=tmp_path, check=True, capture_output=True)
-    frames = plugin_output.read(Path(tmp_path / "out"))
+    frames = replayed(tmp_path, stream, "woven", options=["cpus=3", *OPTIONS[1:]])
     misses = frames["miss"][(frames["miss"]["cpu"] == 2) & (frames["miss"]["kind"] == "read")]
     assert misses.groupby("l1")["count"].sum().to_dict() == {"compulsory": 2}
     assert frames["stolen"]["count"].sum() == 0
@@ -262,10 +248,6 @@ def test_every_wait_survives_the_words_table_growing(tmp_path):
                  for i in range(lines)) + \
         b"".join(block(1, READER) + access(1, 0, READER, paddr=LINE + 64 * i)
                  for i in range(lines))
-    replay = build_replay(tmp_path)
-    (tmp_path / "t.trace").write_bytes(stream)
-    subprocess.run([str(replay), "t.trace", "out", "woven", *OPTIONS], cwd=tmp_path,
-                   check=True, capture_output=True)
-    misses = plugin_output.read(Path(tmp_path / "out"))["miss"]
+    misses = replayed(tmp_path, stream, "woven")["miss"]
     reads = misses[(misses["cpu"] == 1) & (misses["kind"] == "read")]
     assert reads.groupby("l3")["count"].sum().to_dict() == {"hit": lines}
