@@ -101,9 +101,7 @@ def test_a_sampled_runs_windows_give_each_share_with_its_interval(tmp_path, monk
                 (0x20, 1, 1, {"commit": (100 - cycles) * 840})]
         files[(0, window, cpu)] = profile(tmp_path, rows, region=100, halted=0,
                                           name=f"w{window}c{cpu}.csv")
-    # Each window's period ran what the window measured: weights 1.
-    periods = dict.fromkeys(files, 2)
-    table = cycle_profile.sampled(files, periods, objects=None, run_id="r").set_index("pc")
+    table = cycle_profile.sampled(files, objects=None, run_id="r").set_index("pc")
     assert table.loc[0x10, "windows"] == 3
     assert table.loc[0x10, "cycles"] == pytest.approx(120)
     assert table.loc[0x10, "share"] == pytest.approx(0.20)
@@ -123,8 +121,7 @@ def test_an_instruction_a_window_missed_counts_zero_there(tmp_path, monkeypatch)
                                 halted=0, name="a.csv"),
              (0, 1, 0): profile(tmp_path, [(0x40, 1, 1, {"commit": 100 * 840})],
                                 halted=0, name="b.csv")}
-    periods = {(0, 0, 0): 2, (0, 1, 0): 1}     # what each window measured: weights 1
-    table = cycle_profile.sampled(files, periods, objects=None, run_id="r").set_index("pc")
+    table = cycle_profile.sampled(files, objects=None, run_id="r").set_index("pc")
     assert table.loc[0x30, "share"] == pytest.approx(0.25)
     assert table.loc[0x40, "share"] == pytest.approx(0.75)
 
@@ -149,9 +146,7 @@ def test_windows_weigh_by_their_unhalted_cycles(tmp_path, monkeypatch):
             files[(0, window, cpu)] = profile(tmp_path, rows, region=100,
                                               halted=0 if at else 100,
                                               name=f"w{window}c{cpu}.csv")
-    # Weights 1 where a core ran (its period ran what the window measured).
-    periods = {key: 2 if (key[1], key[2]) in busy else 0 for key in files}
-    table = cycle_profile.sampled(files, periods, objects=None, run_id="r").set_index("pc")
+    table = cycle_profile.sampled(files, objects=None, run_id="r").set_index("pc")
     assert table.loc[0x10, "windows"] == 3
     assert table.loc[0x10, "share"] == pytest.approx(1 / 3)
     assert table.loc[0x10, "share_high"] - table.loc[0x10, "share"] == \
@@ -159,38 +154,37 @@ def test_windows_weigh_by_their_unhalted_cycles(tmp_path, monkeypatch):
     assert table.loc[0x20, "share"] == pytest.approx(2 / 3)
 
 
-def test_a_window_in_slow_code_stands_for_the_fewer_micro_ops_it_ran(tmp_path, monkeypatch):
+def test_a_window_in_slow_code_measures_as_many_micro_ops_as_one_in_fast(tmp_path,
+                                                                         monkeypatch):
     # One core runs phase A (pc 0xA0, 4 cycles a micro-op on O3) and phase
     # B (0xB0, 1 cycle a micro-op), 2,000 micro-ops each: A takes 8,000
     # cycles of the 10,000, a share of 0.8.  The atomic cores place the
-    # windows by micro-ops: periods of 1,000, two in each phase.  A window
-    # of 100 cycles commits 25 micro-ops of A or 100 of B; scaled by the
-    # period's micro-ops over the window's (40 and 10), the periods' cycles
-    # are 4,000, 4,000, 1,000, 1,000 and A's share 8,000 / 10,000 = 0.8
-    # (unscaled, 200 / 400 = 0.5).  Residuals y - 0.8 x: 800, 800, -800,
-    # -800; sd 923.76 over the mean x 2,500: 0.36950; half-width
+    # windows by micro-ops, two in each phase, and each window measures 100
+    # micro-ops: 400 cycles in A, 100 in B.  Pooled, A's share is 800 /
+    # 1,000 = 0.8.  Residuals y - 0.8 x: 80, 80, -80, -80 over x = 400,
+    # 400, 100, 100; sd 92.376 over the mean x 250: 0.36950; half-width
     # t(0.975, 3) = 3.1824 x 0.36950 / sqrt(4) = 0.5880.  A is one `rep
     # stos` instruction per window, as gem5 counts it (B's micro-ops are
-    # instructions): a weight by instructions would give A 1,000 / 1 each.
+    # instructions): windows of instructions would measure a page of A for
+    # each of B's 100.
     monkeypatch.setattr(cycle_profile, "with_code",
                         lambda frame, *_: frame.assign(symbol="f", offset=0, source_line=""))
-    phases = {0: (0xA0, 1, 25), 1: (0xA0, 1, 25), 2: (0xB0, 100, 100), 3: (0xB0, 100, 100)}
-    files = {(0, window, 0): profile(tmp_path, [(pc, insts, uops, {"commit": 100 * 840})],
-                                     region=100, halted=0, name=f"w{window}.csv")
-             for window, (pc, insts, uops) in phases.items()}
-    periods = dict.fromkeys(files, 1000)
-    table = cycle_profile.sampled(files, periods, objects=None, run_id="r").set_index("pc")
+    phases = {0: (0xA0, 1, 400), 1: (0xA0, 1, 400), 2: (0xB0, 100, 100), 3: (0xB0, 100, 100)}
+    files = {(0, window, 0): profile(tmp_path, [(pc, insts, 100, {"commit": cycles * 840})],
+                                     region=cycles, halted=0, name=f"w{window}.csv")
+             for window, (pc, insts, cycles) in phases.items()}
+    table = cycle_profile.sampled(files, objects=None, run_id="r").set_index("pc")
     assert table.loc[0xA0, "share"] == pytest.approx(0.8)
     assert table.loc[0xB0, "share"] == pytest.approx(0.2)
     assert table.loc[0xA0, "share_high"] - table.loc[0xA0, "share"] == \
         pytest.approx(0.5880, abs=1e-4)
-    assert table.loc[0xA0, "cycles"] == pytest.approx(200)    # what the windows measured
-    # The estimate's two halves.  Micro-ops: A's 25 a window times 40, B's
-    # 100 times 10, of periods of 1,000: A's share 2,000 / 4,000 = 0.5;
-    # residuals 500, 500, -500, -500, sd 577.35 over the mean x 1,000:
-    # half-width 3.1824 x 0.57735 / 2 = 0.9187.  Cycles per micro-op: A's
-    # 100 cycles for 25 in each of its windows, 4 with no spread; B's 1.
-    assert table.loc[0xA0, "micro_ops"] == 50
+    assert table.loc[0xA0, "cycles"] == pytest.approx(800)    # what the windows measured
+    # The estimate's two halves.  Micro-ops: A's 100 a window of 100, B's
+    # 0: A's share 200 / 400 = 0.5; residuals 50, 50, -50, -50 of x = 100
+    # each, sd 57.735 over the mean x 100: half-width 3.1824 x 0.57735 / 2
+    # = 0.9187.  Cycles per micro-op: A's 400 cycles for 100 in each of its
+    # windows, 4 with no spread; B's 1.
+    assert table.loc[0xA0, "micro_ops"] == 200
     assert table.loc[0xA0, "micro_op_share"] == pytest.approx(0.5)
     assert table.loc[0xA0, "micro_op_share_high"] - table.loc[0xA0, "micro_op_share"] == \
         pytest.approx(0.9187, abs=1e-4)
@@ -215,7 +209,7 @@ def test_cycles_per_micro_op_has_the_windows_spread_and_the_run_its_own_count(tm
                                 halted=0, name=f"w{w}.csv")
              for w, c in ((0, 40), (1, 60))}
     counted = pd.Series({0x10: 70, 0x30: 9})
-    table = cycle_profile.sampled(files, dict.fromkeys(files, 15), objects=None, run_id="r",
+    table = cycle_profile.sampled(files, objects=None, run_id="r",
                                   counted=counted).set_index("pc")
     assert table.loc[0x10, "cycles_per_micro_op"] == pytest.approx(5)
     assert table.loc[0x10, "cycles_per_micro_op_high"] == pytest.approx(5 + 12.706, abs=1e-3)
@@ -223,15 +217,14 @@ def test_cycles_per_micro_op_has_the_windows_spread_and_the_run_its_own_count(tm
     assert table["counted_micro_ops"].to_dict() == {0x10: 70.0, 0x20: 0.0}
 
 
-def test_a_core_that_slept_through_a_window_leaves_its_period_to_the_next(tmp_path,
-                                                                           monkeypatch):
-    # Two cores, two windows, periods of 1,000 micro-ops.  Core 0 slept
-    # through window 0 (nothing committed) and ran 100 micro-ops of 0x10 in
-    # 200 cycles in window 1, which stands for both its periods: 200 x
-    # 2,000 / 100 = 4,000 cycles.  Core 1 ran 100 of 0x20 in 100 cycles in
-    # each: 1,000 + 1,000.  0x10's share 4,000 / 6,000 = 2/3, its micro-ops'
-    # 2,000 / 4,000 = 1/2 (dropping the slept period would give 1/2 and
-    # 1/3).
+def test_a_core_asleep_through_a_window_adds_nothing_to_it(tmp_path, monkeypatch):
+    # Two cores, two windows.  Core 0 slept through window 0 (nothing
+    # committed) and ran 100 micro-ops of 0x10 in 200 cycles in window 1;
+    # core 1 ran 100 of 0x20 in 100 cycles in each.  The windows sampled
+    # 300 micro-ops, 100 of them 0x10's: a third; and 400 cycles, 200 of
+    # them 0x10's: a half.  (Until 2026-11-28 window 1 stood for core 0's
+    # micro-ops since window 0 as well, and gave 0x10 a half and two
+    # thirds.)
     monkeypatch.setattr(cycle_profile, "with_code",
                         lambda frame, *_: frame.assign(symbol="f", offset=0, source_line=""))
     files = {(0, 0, 0): profile(tmp_path, [], region=100, halted=100, name="w0c0.csv"),
@@ -240,17 +233,39 @@ def test_a_core_that_slept_through_a_window_leaves_its_period_to_the_next(tmp_pa
     for w in range(2):
         files[(0, w, 1)] = profile(tmp_path, [(0x20, 100, 100, {"commit": 100 * 840})],
                                    region=100, halted=0, name=f"w{w}c1.csv")
-    table = cycle_profile.sampled(files, dict.fromkeys(files, 1000), objects=None,
-                                  run_id="r").set_index("pc")
-    assert table.loc[0x10, "share"] == pytest.approx(2 / 3)
-    assert table.loc[0x10, "micro_op_share"] == pytest.approx(1 / 2)
+    table = cycle_profile.sampled(files, objects=None, run_id="r").set_index("pc")
+    assert table.loc[0x10, "share"] == pytest.approx(1 / 2)
+    assert table.loc[0x10, "micro_op_share"] == pytest.approx(1 / 3)
 
 
-def test_a_window_that_committed_more_than_its_period_is_refused(tmp_path):
-    # The window is part of its period: more micro-ops in it than in the
-    # period means the two counts are not of the same thing.
-    files = {(0, 0, 0): profile(tmp_path, [(0x10, 5, 30, {"commit": 100 * 840})],
-                                region=100, halted=0)}
-    with pytest.raises(HotlineError, match="the window committed 30 micro-ops, its period "
-                                           "only 29"):
-        cycle_profile.sampled(files, {(0, 0, 0): 29}, objects=None, run_id="r")
+def test_a_run_that_counted_its_micro_ops_scales_each_instructions_rate_by_its_count(
+        tmp_path, monkeypatch):
+    # One core, two windows of 100 cycles.  0x10: 10 micro-ops in 40 cycles,
+    # then 10 in 50; 0x20: 5 in 50, then 5 in 40; pc 0 (nothing committed):
+    # 10 cycles in each.  Rates over the windows: 0x10 90 / 20 = 4.5 cycles
+    # a micro-op, 0x20 90 / 10 = 9.  The run counted 0x10 at 70 micro-ops,
+    # 0x20 at 30 and 0x30, which no window saw, at 20: its 120 micro-ops
+    # are 4 times the windows' 30.  Time: 0x10 70 x 4.5 = 315, 0x20 30 x 9
+    # = 270, pc 0's 20 cycles x 4 = 80, 0x30 20 micro-ops at the windows'
+    # 200 / 30 cycles a micro-op = 133.33: 798.33 in all.  Shares 0.39457
+    # and 0.33820 (the windows' own cycles would say 0.45 and 0.45).  0x10's
+    # interval is its rate's: residuals 40 - 45 = -5 and 50 - 45 = 5, sd
+    # 7.0711 over the mean micro-ops 10 = 0.70711; half-width t(0.975, 1) =
+    # 12.706 x 0.70711 / sqrt(2) = 6.3531 cycles a micro-op, x 70 / 798.33
+    # = 0.55706.
+    monkeypatch.setattr(cycle_profile, "with_code",
+                        lambda frame, *_: frame.assign(symbol="f", offset=0, source_line=""))
+    files = {(0, w, 0): profile(tmp_path, [(0x10, 10, 10, {"execute": a * 840}),
+                                           (0x20, 5, 5, {"execute": b * 840}),
+                                           (0x0, 0, 0, {"front_end": 10 * 840})],
+                                halted=0, name=f"w{w}.csv")
+             for w, (a, b) in enumerate(((40, 50), (50, 40)))}
+    counted = pd.Series({0x10: 70, 0x20: 30, 0x30: 20})
+    table = cycle_profile.sampled(files, objects=None, run_id="r",
+                                  counted=counted).set_index("pc")
+    assert table.loc[0x10, "share"] == pytest.approx(315 / 798.333, rel=1e-5)
+    assert table.loc[0x20, "share"] == pytest.approx(270 / 798.333, rel=1e-5)
+    assert table.loc[0x0, "share"] == pytest.approx(80 / 798.333, rel=1e-5)
+    assert table.loc[0x10, "share_high"] - table.loc[0x10, "share"] == \
+        pytest.approx(0.55706, rel=1e-4)
+    assert 0x30 not in table.index

@@ -51,7 +51,8 @@ class Sampler:
     the atomic cores kept them so), then measures `measure` micro-ops
     (cycle_profile.hh, startWindow), and the atomic cores take back over
     once every core has measured its window or is asleep.  The TLB entries
-    go with each switch (translation_carry.hh); the caches are shared.
+    go with each switch (translation_carry.hh); the caches and the branch
+    predictors are shared (sampled_processor.py).
     Windows are counted in micro-ops, not cycles, so that every micro-op of
     a region is as likely to be measured as any other (docs/gem5.md).  A
     core tells the script by an exit (the instruction-count stop's) when it
@@ -59,10 +60,8 @@ class Sampler:
     there, its unfinished cores' tables cut short (counted per region).
     The first window begins one interval into the region; a window the
     region's end cuts short is dropped, so that every table covers a whole
-    window.  Each window stands for its period: the micro-ops each core
-    committed from the previous window's end to its own (period_micro_ops,
-    per window and core) are what the host scales the window's cycles to
-    (cycle_profile.sampled).
+    window.  Every measured micro-op stands for as many of the region's as
+    any other (cycle_profile.sampled).
 
     Interval ends and caps are gem5's scheduled tick exits, which cannot be
     taken back: the tick due is remembered, and an exit at any other tick
@@ -85,8 +84,6 @@ class Sampler:
         self._state = self.OFF
         self._due = None
         self._region = self._sample = self._capped = 0
-        self._committed: list[int] = []         # each core's, at the period's start
-        self._periods: list[list[int]] = []
 
     def _micro_ops(self) -> list[int]:
         """Each core's micro-ops committed so far in the region, its atomic
@@ -129,7 +126,6 @@ class Sampler:
 
     def region_opened(self, region: int) -> None:
         self._region, self._sample, self._capped = region, 0, 0
-        self._committed, self._periods = self._micro_ops(), []
         self._enter(self.FAST)
 
     def region_closed(self) -> dict:
@@ -142,14 +138,10 @@ class Sampler:
             self._switch()
         self._state, self._due = self.OFF, None
         return {"windows": self._sample, "window_cut": cut, "windows_capped": self._capped,
-                "period_micro_ops": self._periods,
                 "region_micro_ops": self._micro_ops()}
 
     def _close_window(self) -> None:
         dump_tables(self._profiles(), region=self._region, sample=self._sample)
-        committed = self._micro_ops()
-        self._periods.append([now - before for now, before in zip(committed, self._committed)])
-        self._committed = committed
         self._sample += 1
         self._enter(self.FAST)
 

@@ -53,14 +53,15 @@ region_cycles.parquet (gem5 O3), one row per (region, cpu): the region's
   cycles and the halted ones among them (the rest add up to the cpu's
   cycles in cycles.parquet), and the sampled view's period.
 sampled_cycles.parquet (gem5 O3, sampled simulation), one row per
-  instruction: the windows measured, its cycles and micro-ops in them (all
-  cores), and its share of the unhalted cycles estimated over the windows,
-  with the 95% interval (share_low, share_high); the two halves of that
-  estimate, each with its interval: its share of the region's micro-ops
-  (micro_op_share) and its cycles per micro-op in the windows
-  (cycles_per_micro_op); and the micro-ops the run itself counted for it
-  on its atomic and O3 cores (counted_micro_ops; NaN where the run did not
-  count them), symbolized.
+  instruction the windows saw: the windows measured, its cycles and
+  micro-ops in them (all cores); its share of the region's micro-ops
+  (micro_op_share) and its cycles per micro-op (cycles_per_micro_op),
+  each estimated over the windows with its 95% interval; the micro-ops the
+  run itself counted for it on its atomic and O3 cores (counted_micro_ops;
+  NaN where the run did not count them); and its share of the unhalted
+  cycles (share): its counted micro-ops times its cycles per micro-op,
+  over the sum of these (the windows' pooled cycles where the run did not
+  count), with the 95% interval (share_low, share_high), symbolized.
 code.parquet (committed gem5 results only: analysis/slim.py), one row per
   instruction of the functions whose locks the claims find by their code
   (analysis.claims.common.CHAIN_FUNCTIONS), as the run's kernel

@@ -84,76 +84,78 @@ def _ratio(y: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ratio, np.where(total > 0, half_width(spread, n), np.nan)
 
 
-def sampled(files: dict[tuple[int, int, int], Path], periods: dict[tuple[int, int, int], int],
-            objects, run_id: str, counted: pd.Series | None = None) -> pd.DataFrame:
-    """sampled_cycles of every (region, window, cpu)'s table; periods: the
-    micro-ops each core committed in the period that ends with the window
-    (its atomic and O3 cores together), keyed as files; counted: the run's
-    own micro-ops per instruction (retire_count.py), if it counted them.
+def _counted_share(counted: pd.Series, pcs: np.ndarray, cycles: np.ndarray,
+                   micro_ops: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each instruction's share of the run's unhalted cycles from the micro-ops
+    the run counted for it (N) and its cycles per micro-op in the windows
+    (r, the ratio of its cycles to its micro-ops over the windows, by pc
+    and window in the arrays): N r over the sum of N r, the ratio
+    estimator with the auxiliary variable known for the whole population
+    (Cochran, Sampling Techniques, ch. 6).  Only r is estimated, so the
+    interval is r's: N times r's half-width, over the same sum.  The
+    windows' cycles that no micro-op of their instruction explains (pc 0,
+    the region's end with nothing committed; a head that did not commit
+    before its window closed) and the micro-ops of instructions no window
+    saw go into the sum as the windows' own rates give them: the cycles
+    scaled by the run's micro-ops over the windows', the micro-ops at the
+    windows' cycles per micro-op."""
+    n = counted.reindex(pcs, fill_value=0).to_numpy(dtype="float64")
+    rate, rate_half = _ratio(cycles, micro_ops)
+    seen = micro_ops.sum(axis=1) > 0
+    scale = counted.sum() / micro_ops.sum()
+    estimate = np.where(seen, n * np.nan_to_num(rate), cycles.sum(axis=1) * scale)
+    unseen = counted.drop(pcs, errors="ignore").sum()
+    total = estimate.sum() + unseen * cycles.sum() / micro_ops.sum()
+    _, unexplained_half = _ratio(cycles, micro_ops.sum(axis=0))
+    half = np.where(seen, n * np.nan_to_num(rate_half), np.nan_to_num(unexplained_half) * scale)
+    return estimate / total, half / total
+
+
+def sampled(files: dict[tuple[int, int, int], Path], objects, run_id: str,
+            counted: pd.Series | None = None) -> pd.DataFrame:
+    """sampled_cycles of every (region, window, cpu)'s table; counted: the
+    run's own micro-ops per instruction (retire_count.py), if it counted
+    them.
 
     The exact profile's share of an instruction is its cycles over the
-    unhalted cycles of the region (all cores).  Each window stands for its
-    period: the core's period ran U micro-ops, the window committed K of
-    them in its cycles, so the period's time is estimated as the window's
-    cycles times U / K (SMARTS: the period's work times the window's cycles
-    per unit of work), and an instruction's as its cycles in the window
-    times U / K.  Its share is the ratio of the sums over the windows (the
-    ratio estimator of a systematic sample), with the 95% interval of the
-    ratio: the Student-t half-width of the residuals y - R x (y the
-    instruction's estimated cycles in a window's period, x the period's
-    estimated unhalted cycles, both summed over the cores) over the mean x.
+    unhalted cycles of the region (all cores).  The windows begin at points
+    spread evenly over the atomic cores' time, one micro-op a cycle, and
+    each core measures the same number of micro-ops in each: every
+    micro-op of the region is as likely to be measured as any other, and
+    the windows are a sample of the region's micro-ops with their cycles.
+    The estimate therefore pools them: an instruction's share of the
+    micro-ops is its micro-ops in the windows over theirs, its cycles per
+    micro-op its cycles over its micro-ops there, and its share of the time
+    its cycles over the windows' unhalted ones; each the ratio estimator of
+    a systematic sample of windows (all cores of a window together), with
+    its 95% interval (_ratio).  Where the run counted its micro-ops, the
+    share of the time is each instruction's count times its cycles per
+    micro-op instead (_counted_share): only the rate is then estimated.
 
-    The estimate is the product of two, each with its own interval so that
-    each can be checked on its own: the instruction's share of the
-    micro-ops (its window micro-ops times U / K over the periods' U), which
-    the run's own count (`counted`) can be set against, and its cycles per
-    micro-op in the windows (the same ratio, of its cycles to its micro-ops,
-    window by window), which an exact O3 run of the same code can.
-
-    Windows are placed in the atomic cores' time, which runs one micro-op a
-    cycle whatever the code, and last a fixed number of O3 cycles: without
-    the U / K weights a window in slow code (misses, a lock) would count as
-    much as one in fast code that ran four times as many of the program's
-    micro-ops, and slow code's share would come out too small
-    (tests/test_cycle_profile.py works an example).  The unit is the
-    micro-op because the atomic cores' time is: gem5's x86 `rep stosq` is
-    one instruction for a whole page.  A core that committed nothing in a
-    window (halted through it) has no rate to scale by: its period's
-    micro-ops go to its next window's, which stands for both.  An
-    instruction a window did not see has 0 cycles there."""
-    per_window, totals, work = [], {}, {}
-    unmeasured: dict[tuple[int, int], int] = {}     # (region, cpu): micro-ops
+    A window is not weighted by the micro-ops its core ran since the last
+    one (SMARTS's U / K, which these estimates used until 2026-11-28): a
+    core that measured its micro-ops quickly runs on until the slowest core
+    has measured its own, so fast windows stood for longer periods, and on
+    the smoke fork storm 15 of the top 20 instructions' micro-op shares lay
+    outside their intervals against the run's own count, fast code high
+    (docs/gem5.md).  The unit is the micro-op because the atomic cores' time
+    is: gem5's x86 `rep stosq` is one instruction for a whole page.  A core
+    asleep through a window adds nothing to it, as it ran nothing at that
+    point of the region; an instruction a window did not see has 0 cycles
+    there."""
+    per_window = []
     for (region, window, cpu), path in sorted(files.items()):
         meta, rows = read(path)
-        units = meta["units_per_cycle"]
-        measured = int(rows["micro_ops"].sum())
-        period = periods[(region, window, cpu)] + unmeasured.pop((region, cpu), 0)
-        if not measured:
-            unmeasured[(region, cpu)] = period
-        if measured > period:
-            # The window is part of its period: the extension's count and
-            # gem5's statistic disagree on what a micro-op is.
-            raise HotlineError(f"{path}: the window committed {measured} micro-ops, its "
-                               f"period only {period}; the counts of the cycle profile and "
-                               "of gem5 disagree")
-        weight = period / measured if measured else 0.0
-        cycles = rows[list(schema.CYCLE_CAUSES)].sum(axis=1).astype("float64") / units
-        micro_ops = rows["micro_ops"].astype("float64")
+        cycles = rows[list(schema.CYCLE_CAUSES)].sum(axis=1).astype("float64") / \
+            meta["units_per_cycle"]
         per_window.append(pd.DataFrame({"window": [(region, window)] * len(rows),
                                         "pc": rows["pc"], "cycles": cycles,
-                                        "micro_ops": micro_ops,
-                                        "estimated": cycles * weight,
-                                        "estimated_micro_ops": micro_ops * weight}))
-        key = (region, window)
-        totals[key] = totals.get(key, 0.0) + \
-            weight * (meta["region_cycles"] - meta["halted_cycles"])
-        work[key] = work.get(key, 0.0) + (period if measured else 0.0)
+                                        "micro_ops": rows["micro_ops"].astype("float64")}))
     if not per_window:
         return schema.conform(schema.empty(schema.SAMPLED_CYCLES), schema.SAMPLED_CYCLES,
                               "sampled_cycles")
-    windows = sorted(totals)
+    windows = sorted({(region, window) for region, window, _ in files})
     frame = pd.concat(per_window, ignore_index=True)
-
     pcs = np.sort(frame["pc"].unique())
 
     def by_window(column: str) -> np.ndarray:
@@ -161,11 +163,13 @@ def sampled(files: dict[tuple[int, int, int], Path], periods: dict[tuple[int, in
                                  fill_value=0.0).reindex(index=pcs, columns=windows,
                                                          fill_value=0.0).to_numpy()
 
-    time, work_done = by_window("estimated"), by_window("estimated_micro_ops")
-    share, half = _ratio(time, np.array([totals[w] for w in windows]))
+    time, work = by_window("cycles"), by_window("micro_ops")
+    share, half = _ratio(time, time.sum(axis=0))
+    if counted is not None:
+        share, half = _counted_share(counted, pcs, time, work)
     share = np.nan_to_num(share)
-    op_share, op_half = _ratio(work_done, np.array([work[w] for w in windows]))
-    cpi, cpi_half = _ratio(time, work_done)
+    op_share, op_half = _ratio(work, work.sum(axis=0))
+    cpi, cpi_half = _ratio(time, work)
     measured = frame.groupby("pc")[["cycles", "micro_ops"]].sum().reindex(pcs)
     table = pd.DataFrame({
         "run": run_id, "pc": pcs.astype("uint64"), "windows": len(windows),

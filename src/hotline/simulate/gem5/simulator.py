@@ -254,18 +254,10 @@ def _sampled_tables(run_dir: Path, run_id: str, params, objects,
     if not files:
         raise HotlineError("the sampled run measured no window: the regions are shorter than "
                            "the system spec's [gem5] sampling interval_cycles")
-    # Each window's period: the micro-ops each core committed in it (the
-    # config script's Sampler counts them).
-    periods = {(region, window, cpu): n for region, r in closed
-               for window, counts in enumerate(r.get("period_micro_ops", []))
-               for cpu, n in enumerate(counts)}
-    if set(periods) != set(files):
-        raise HotlineError(f"{out / gem5_params.ROI_FILE}: the micro-ops of "
-                           f"{len(set(files) - set(periods))} of the {len(files)} sampled "
-                           f"windows' periods are missing (a run from before the Sampler "
-                           f"counted them); run it again")
-    # The run's own micro-ops per instruction, on its atomic and O3 cores,
-    # against which the windows' estimate of them is checked.
+    # The run's own micro-ops per instruction, on its atomic and O3 cores:
+    # the share of the time scales each instruction's cycles per micro-op in
+    # the windows by its count, and the windows' estimate of the micro-ops
+    # is checked against them.
     retired = {(region, cpu, core): out / params.sampling.retire_path.format(
                    region=region, cpu=cpu, core=core)
                for region, _ in closed for cpu in range(params.machine.cpus)
@@ -274,7 +266,7 @@ def _sampled_tables(run_dir: Path, run_id: str, params, objects,
     statistic = {(region, cpu): n for region, r in closed
                  for cpu, n in enumerate(r.get("region_micro_ops", []))}
     counted = retire_count.counted(retired, statistic)
-    cycle_profile.sampled(files, periods, objects, run_id, counted).to_parquet(
+    cycle_profile.sampled(files, objects, run_id, counted).to_parquet(
         run_dir / "sampled_cycles.parquet", index=False)
     account["counted_micro_ops"] = int(counted.sum())
     account["region_micro_ops"] = sum(statistic.values())
