@@ -236,36 +236,3 @@ def test_a_core_asleep_through_a_window_adds_nothing_to_it(tmp_path, monkeypatch
     table = cycle_profile.sampled(files, objects=None, run_id="r").set_index("pc")
     assert table.loc[0x10, "share"] == pytest.approx(1 / 2)
     assert table.loc[0x10, "micro_op_share"] == pytest.approx(1 / 3)
-
-
-def test_a_run_that_counted_its_micro_ops_scales_each_instructions_rate_by_its_count(
-        tmp_path, monkeypatch):
-    # One core, two windows of 100 cycles.  0x10: 10 micro-ops in 40 cycles,
-    # then 10 in 50; 0x20: 5 in 50, then 5 in 40; pc 0 (nothing committed):
-    # 10 cycles in each.  Rates over the windows: 0x10 90 / 20 = 4.5 cycles
-    # a micro-op, 0x20 90 / 10 = 9.  The run counted 0x10 at 70 micro-ops,
-    # 0x20 at 30 and 0x30, which no window saw, at 20: its 120 micro-ops
-    # are 4 times the windows' 30.  Time: 0x10 70 x 4.5 = 315, 0x20 30 x 9
-    # = 270, pc 0's 20 cycles x 4 = 80, 0x30 20 micro-ops at the windows'
-    # 200 / 30 cycles a micro-op = 133.33: 798.33 in all.  Shares 0.39457
-    # and 0.33820 (the windows' own cycles would say 0.45 and 0.45).  0x10's
-    # interval is its rate's: residuals 40 - 45 = -5 and 50 - 45 = 5, sd
-    # 7.0711 over the mean micro-ops 10 = 0.70711; half-width t(0.975, 1) =
-    # 12.706 x 0.70711 / sqrt(2) = 6.3531 cycles a micro-op, x 70 / 798.33
-    # = 0.55706.
-    monkeypatch.setattr(cycle_profile, "with_code",
-                        lambda frame, *_: frame.assign(symbol="f", offset=0, source_line=""))
-    files = {(0, w, 0): profile(tmp_path, [(0x10, 10, 10, {"execute": a * 840}),
-                                           (0x20, 5, 5, {"execute": b * 840}),
-                                           (0x0, 0, 0, {"front_end": 10 * 840})],
-                                halted=0, name=f"w{w}.csv")
-             for w, (a, b) in enumerate(((40, 50), (50, 40)))}
-    counted = pd.Series({0x10: 70, 0x20: 30, 0x30: 20})
-    table = cycle_profile.sampled(files, objects=None, run_id="r",
-                                  counted=counted).set_index("pc")
-    assert table.loc[0x10, "share"] == pytest.approx(315 / 798.333, rel=1e-5)
-    assert table.loc[0x20, "share"] == pytest.approx(270 / 798.333, rel=1e-5)
-    assert table.loc[0x0, "share"] == pytest.approx(80 / 798.333, rel=1e-5)
-    assert table.loc[0x10, "share_high"] - table.loc[0x10, "share"] == \
-        pytest.approx(0.55706, rel=1e-4)
-    assert 0x30 not in table.index

@@ -7,12 +7,11 @@ docs/gem5.md, "Sampled simulation", each on the top instructions:
              whether the windows are a fair sample of the execution they
              came from
   time       the exact run's cycles per micro-op per instruction, within the
-             windows' interval of cycles_per_micro_op: the estimated half
-             of the share, across the two executions (same code, same cores)
+             windows' interval of cycles_per_micro_op: the second half,
+             across the two executions (same code, same cores)
   shares     the exact run's share of the cycles per instruction, within the
-             windows' interval of share (the run's counted micro-ops times
-             the windows' rate): across executions, which differ where the
-             guest's work depends on timing
+             windows' interval of share: both halves, across executions,
+             which differ where the guest's work depends on timing
 
 With 20 independent 95% intervals, 3 or fewer fall outside 98.4% of the
 time; that is the bound the gem5 tests hold each check to.

@@ -59,9 +59,8 @@ sampled_cycles.parquet (gem5 O3, sampled simulation), one row per
   each estimated over the windows with its 95% interval; the micro-ops the
   run itself counted for it on its atomic and O3 cores (counted_micro_ops;
   NaN where the run did not count them); and its share of the unhalted
-  cycles (share): its counted micro-ops times its cycles per micro-op,
-  over the sum of these (the windows' pooled cycles where the run did not
-  count), with the 95% interval (share_low, share_high), symbolized.
+  cycles in the windows (share), with the 95% interval (share_low,
+  share_high), symbolized.
 code.parquet (committed gem5 results only: analysis/slim.py), one row per
   instruction of the functions whose locks the claims find by their code
   (analysis.claims.common.CHAIN_FUNCTIONS), as the run's kernel

@@ -254,10 +254,8 @@ def _sampled_tables(run_dir: Path, run_id: str, params, objects,
     if not files:
         raise HotlineError("the sampled run measured no window: the regions are shorter than "
                            "the system spec's [gem5] sampling interval_cycles")
-    # The run's own micro-ops per instruction, on its atomic and O3 cores:
-    # the share of the time scales each instruction's cycles per micro-op in
-    # the windows by its count, and the windows' estimate of the micro-ops
-    # is checked against them.
+    # The run's own micro-ops per instruction, on its atomic and O3 cores,
+    # against which the windows' estimate of them is checked.
     retired = {(region, cpu, core): out / params.sampling.retire_path.format(
                    region=region, cpu=cpu, core=core)
                for region, _ in closed for cpu in range(params.machine.cpus)
