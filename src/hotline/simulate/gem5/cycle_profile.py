@@ -142,12 +142,11 @@ def sampled(files: dict[tuple[int, int, int], Path], objects, run_id: str,
     share = np.nan_to_num(share)
     op_share, op_half = _ratio(work, work.sum(axis=0))
     cpi, cpi_half = _ratio(time, work)
-    measured = frame.groupby("pc")[["cycles", "micro_ops"]].sum().reindex(pcs)
     table = pd.DataFrame({
         "run": run_id, "pc": pcs.astype("uint64"), "windows": len(windows),
-        "cycles": measured["cycles"].to_numpy(), "share": share,
+        "cycles": time.sum(axis=1), "share": share,
         "share_low": share - np.nan_to_num(half), "share_high": share + np.nan_to_num(half),
-        "micro_ops": measured["micro_ops"].to_numpy().astype("int64"),
+        "micro_ops": work.sum(axis=1).astype("int64"),
         "micro_op_share": op_share, "micro_op_share_low": op_share - op_half,
         "micro_op_share_high": op_share + op_half,
         "cycles_per_micro_op": cpi, "cycles_per_micro_op_low": cpi - cpi_half,
