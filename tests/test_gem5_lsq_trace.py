@@ -88,3 +88,30 @@ def test_finish_before_the_reading_thread_opened_the_pipe(tmp_path, monkeypatch)
 def test_empty_trace():
     frame = count_partial_overlaps([])
     assert frame.empty and list(frame.columns) == ["cpu", "store_pc", "load_pc", "count"]
+
+
+def test_an_entry_is_known_until_horizon_more_are_inserted_behind_it():
+    """gem5 v24's queue indices only grow (base/circular_queue.hh), so the
+    reader forgets an entry once HORIZON more have been inserted after it:
+    a mis-match on the entry inserted HORIZON - 1 stores ago still finds
+    its PC, one on the entry HORIZON ago no longer does (and the tables
+    stay small over a run's hundreds of millions of loads and stores)."""
+    def stores(first, count):
+        return [f" 1: {U0}: Inserting store PC {pc(STORE + 8 * (first + k))}, "
+                f"idx:{first + k} [sn:{first + k}]" for k in range(count)]
+
+    def replay(store_idx):
+        return [f" 2: {U0}: Read called, load idx: 0, store idx: {store_idx}, storeHead: 0 "
+                "addr: 0x1000",
+                f" 2: {U0}: Load-store forwarding mis-match. Store idx {store_idx} to load "
+                "addr 0x1000"]
+
+    load = [f" 1: {U0}: Inserting load PC {pc(LOAD)}, idx:0 [sn:1]"]
+    h = lsq_trace.HORIZON
+    # Entry i + 1 holds the store inserted with idx i (the tail before it grew).
+    kept = load + stores(1000, h) + replay(1001)
+    forgotten = load + stores(1000, h + 1) + replay(1001)
+    assert [tuple(r) for r in count_partial_overlaps(kept).itertuples(index=False)] == \
+        [(0, STORE + 8 * 1000, LOAD, 1)]
+    assert [tuple(r) for r in count_partial_overlaps(forgotten).itertuples(index=False)] == \
+        [(0, 0, LOAD, 1)]
