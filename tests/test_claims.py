@@ -1023,6 +1023,21 @@ def test_the_seed_scale_fork_storm_holds_the_runs_of_the_claims_it_names():
             assert covered(need, runs, None) == wanted, (claim, need)
 
 
+def test_the_seed_scale_c5_runs_are_those_c5_needs_without_the_model():
+    """claims-seed-c5 is the part of claims-seed that decides C5, at the
+    seed's scale: every run C5 needs, and no cache model, since C5 reads
+    the kernel's counters only."""
+    experiments = paths.REPO / "configs" / "experiments"
+    spec = load_spec(experiments / "claims-seed-c5.toml")
+    runs = plan(spec)
+    whole = plan(load_spec(experiments / "claims-seed.toml"))
+    assert {(r.variant, r.workload, r.system, r.scale) for r in runs} <= \
+        {(r.variant, r.workload, r.system, r.scale) for r in whole}
+    for need in CLAIMS["C5"].needs:
+        assert covered(need, runs, None) == set(need.variants), need
+    assert spec.plugin != "hotline-cache"
+
+
 @pytest.mark.parametrize("spec", ["claims-o3-tiny", "claims-o3-tiny-32b"])
 def test_the_o3_experiments_have_every_o3_run_the_fork_storm_claims_need(spec):
     """The tiny O3 fork storms decide C1 and C2 on time: every O3 need of a
