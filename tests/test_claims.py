@@ -1193,6 +1193,30 @@ def test_the_32_byte_o3_results_give_their_recorded_verdicts(tmp_path, monkeypat
     assert markdown([c1, c2, c4]) in (paths.REPO / "docs" / "claims.md").read_text()
 
 
+# The exact O3 profile of the smoke fork storm, one run a cell
+# (analysis/o3-smoke-32b-results/PROVENANCE.md)
+
+O3_SMOKE_32B = paths.REPO / "analysis" / "o3-smoke-32b-results"
+
+
+def test_the_smoke_o3_results_give_their_recorded_verdicts(tmp_path, monkeypatch):
+    """The smoke fork storm, 50 times the tiny storm's loops, exact on the
+    P6-shaped O3 cores with the seeds' 32-byte lines, one run each, without
+    the kernel's build: C1 and C2 supported on cycles as on the tiny storm,
+    C3 supported on the O3 cores' contention, C4 not supported."""
+    monkeypatch.setenv("HOTLINE_CACHE", str(tmp_path / "empty-cache"))
+    checks = {c.claim: c for c in claims.check_all(Results(O3_SMOKE_32B))}
+    assert {c.claim: c.verdict for c in checks.values() if c.verdict != INCONCLUSIVE} == \
+        {"C1": SUPPORTED, "C2": SUPPORTED, "C3": SUPPORTED, "C4": NOT_SUPPORTED}
+    c1, c2, c3, c4 = checks["C1"], checks["C2"], checks["C3"], checks["C4"]
+    assert {(c.repeats, c.measure) for c in (c1, c2)} == {(1, "cycles (gem5 O3)")}
+    assert c1.measured.startswith("x1.190 system cycles (gem5 O3)")
+    assert c2.measured.startswith("pte_chain_add: lock 33.0%, unlock 29.1% of its cycles")
+    assert c3.measured == "160,439 locks, 0.07% contended, 158.1 spins per contended lock"
+    assert "upgrade 64959), 0% of those evicted or stolen" in c4.measured
+    assert markdown([c1, c2, c3, c4]) in (paths.REPO / "docs" / "claims.md").read_text()
+
+
 # The committed gem5 results on timing cores (analysis/gem5-smoke-results/PROVENANCE.md)
 
 GEM5_SMOKE = paths.REPO / "analysis" / "gem5-smoke-results"
