@@ -55,8 +55,9 @@ def _cpu(unit: str) -> int:
 # gem5's queue indices are absolute (base/circular_queue.hh: a 64-bit index
 # that only grows, taken modulo the capacity on access), so an entry is
 # forgotten once this many more have been inserted behind it: no LSQ holds
-# that many, and the tables stay small.  Keeping them all grew the reader by
-# some 65 MB a minute on an O3 smoke fork storm (5.8 GB after 52 minutes).
+# that many, and the tables stay small.  While every entry was kept, the
+# process reading an O3 smoke fork storm's trace grew by some 65 MB a minute
+# (5.8 GB after 52 minutes; its growth since the change was not measured).
 HORIZON = 1 << 12
 
 
