@@ -22,7 +22,7 @@ from hotline.analysis.claims.common import BASE, CHAIN, FORK, HASHLOCK, SIDE_BAS
 from hotline.analysis.claims.rules import Condition, Interval, Rule
 from hotline.analysis.claims.table import markdown
 from hotline.analysis.results import Results
-from hotline.analysis.slim import slim
+from hotline.analysis.slim import slim, slim_misses
 from hotline.experiment import load_spec, plan
 from hotline.specs import load_system
 from tests.conftest import require_tools
@@ -766,11 +766,12 @@ def test_c8_and_c10_read_the_largest_storm_only(tmp_path):
     assert c.verdict == SUPPORTED and c.numbers["intervals"]["per_call"][0] == pytest.approx(1.1)
 
 
-def test_c8_on_o3_cores_ranks_by_cpu_time(tmp_path):
-    """Ranked by cycles, not by misses: zap leads the cycles and
-    fault-around (its two functions as one) is second, though the misses
-    would rank f0 first; zap's top instruction by cycles (at 0x10) misses
-    on struct page, the one with more misses (0x20) on something else."""
+def c8_o3_experiment(tmp_path) -> Experiment:
+    """Two storms on O3 cores: a larger one with misses only, and a
+    profiled one in which zap leads the cycles and fault-around (its two
+    functions as one) is second, though the misses would rank f0 first;
+    zap's top instruction by cycles (at 0x10) misses on struct page, the
+    one with more misses (0x20) on something else."""
     e = experiment(tmp_path, backend="gem5")
     e.run("baseline", "scriptstorm", params={"scripts": 8}, misses=[
         {"pc": K, **miss("f0", 10 ** 6)}, {"pc": K, **miss("unmap_page_range", 5, offset=0x10)}])
@@ -787,13 +788,34 @@ def test_c8_on_o3_cores_ranks_by_cpu_time(tmp_path):
             "unmap_page_range", 5, offset=0x10, obj="struct page")},
         {"run": run, "cpu": 0, "pc": K + 0x20, "kind": "read", "source_line": "", **miss(
             "unmap_page_range", 50, offset=0x20, count=9)}])
-    c = check("C8", e.results())
+    return e
+
+
+def test_c8_on_o3_cores_ranks_by_cpu_time(tmp_path):
+    """Ranked by cycles, not by misses (c8_o3_experiment)."""
+    c = check("C8", c8_o3_experiment(tmp_path).results())
     assert c.verdict == SUPPORTED and c.measure == "cycles (gem5 O3)"
     assert "<img" in claims_page.picture_html(CLAIMS["C8"], {"gem5": c})
     assert c.numbers["rank"] == {"unmap_page_range": 1, "filemap_map_pages": 2}
     assert c.measured == ("unmap_page_range #1 (31.0%), filemap_map_pages with "
                           "next_uptodate_page #2 (25.0%) of CPU time; zap's top instruction "
                           "misses on struct page (a storm of 2 scripts)")
+
+
+def test_c8_on_o3_cores_reads_the_committed_slim_misses(tmp_path):
+    """The slim tables that results are committed as sum the misses over
+    their instruction's address (analysis/slim.py): C8 finds zap's top
+    instruction's misses by its offset in zap, and decides as on the full
+    tables."""
+    e = c8_o3_experiment(tmp_path)
+    full = check("C8", e.results())
+    tables = {name: pd.DataFrame(rows) for name, rows in e.rows.items()}
+    tables["misses"] = slim_misses(tables["misses"])
+    assert "pc" not in tables["misses"].columns
+    write_gathered(tmp_path / "slim", pd.DataFrame(e.runs), tables)
+    kept = check("C8", Results(tmp_path / "slim"))
+    assert (kept.verdict, kept.measured) == (full.verdict, full.measured)
+    assert kept.numbers["top_object"] == "struct page"
 
 
 def test_c8_without_the_run(tmp_path):

@@ -70,11 +70,15 @@ def from_cycles(results: Results, cycles: pd.DataFrame) -> Measured:
     share = kernel.groupby("symbol")["cycles"].sum() / busy_rows(cycles)["cycles"].sum()
     share = share[share.index != ""]
     rank = ranked(share)
-    zap = kernel[kernel["symbol"] == ZAP].groupby("pc")["cycles"].sum()
+    # The top instruction by its offset in zap, not its address: the
+    # committed (slim) misses are summed over pc (analysis/slim.py), and
+    # the runs of one storm share their kernel.
+    zap = kernel[kernel["symbol"] == ZAP].groupby("offset")["cycles"].sum()
     top = ""
     if len(zap):
         misses = results.select(results.table("misses"), run=sorted(set(cycles["run"])))
-        on = misses[(misses["pc"] == zap.idxmax()) & (misses["level"] == "L1D")]
+        on = misses[(misses["symbol"] == ZAP) & (misses["offset"] == zap.idxmax())
+                    & (misses["level"] == "L1D")]
         top = on.groupby("object")["count"].sum().idxmax() if len(on) else ""
     return Measured({"zap_rank": rank[ZAP], "fault_rank": rank[FAULT_AROUND[0]],
                      "zap_top_on_page": float(top == "struct page"),
