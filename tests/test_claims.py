@@ -1156,6 +1156,20 @@ def test_five_repeats_give_intervals_and_can_undo_a_single_runs_verdict():
     assert markdown([c1, c3, c4]) in (paths.REPO / "docs" / "claims.md").read_text()
 
 
+# The committed expected results (analysis/*/PROVENANCE.md) ---------------
+
+def committed_checks(results: Path, tmp_path: Path, monkeypatch) -> dict:
+    """Every claim checked on committed results with an empty kernel cache:
+    they must re-analyse without the kernels' builds."""
+    monkeypatch.setenv("HOTLINE_CACHE", str(tmp_path / "empty-cache"))
+    return {c.claim: c for c in claims.check_all(Results(results))}
+
+
+def decided(checks: dict) -> dict:
+    """{claim: verdict} of the claims a results directory decides."""
+    return {c.claim: c.verdict for c in checks.values() if c.verdict != INCONCLUSIVE}
+
+
 # The committed gem5 O3 results (analysis/o3-tiny-results/PROVENANCE.md)
 
 O3_TINY = paths.REPO / "analysis" / "o3-tiny-results"
@@ -1172,11 +1186,9 @@ def test_the_o3_results_decide_c1_c2_c8_and_c11_on_time_with_intervals(tmp_path,
     microbenchmarks' elapsed cycles, undecided: the repeats spread wider
     than the claim's 3% window; C8 on the one-script storm's cycles,
     undecided."""
-    monkeypatch.setenv("HOTLINE_CACHE", str(tmp_path / "empty-cache"))
-    checks = {c.claim: c for c in claims.check_all(Results(O3_TINY))}
+    checks = committed_checks(O3_TINY, tmp_path, monkeypatch)
     c1, c2, c11 = checks["C1"], checks["C2"], checks["C11"]
-    assert {c.claim: c.verdict for c in checks.values() if c.verdict != INCONCLUSIVE} == \
-        O3_TINY_VERDICTS
+    assert decided(checks) == O3_TINY_VERDICTS
     assert (c2.verdict, c2.repeats, c2.measure) == (SUPPORTED, 5, "cycles (gem5 O3)")
     assert c2.measured == ("pte_chain_add: lock 32.4% (32.2%-32.6%, 5 runs), unlock 31.0% "
                            "(30.9%-31.0%, 5 runs) of its cycles (lock and unlock found in the "
@@ -1208,10 +1220,8 @@ def test_the_32_byte_o3_results_give_their_recorded_verdicts(tmp_path, monkeypat
     """The tiny fork storm on the P6-shaped O3 cores with the seeds' 32-byte
     lines, three repeats, without the kernel's build: C1 and C2 as on 64-byte
     lines, on cycles; C4 not supported, the chain lock's misses upgrades."""
-    monkeypatch.setenv("HOTLINE_CACHE", str(tmp_path / "empty-cache"))
-    checks = {c.claim: c for c in claims.check_all(Results(O3_TINY_32B))}
-    assert {c.claim: c.verdict for c in checks.values() if c.verdict != INCONCLUSIVE} == \
-        O3_TINY_32B_VERDICTS
+    checks = committed_checks(O3_TINY_32B, tmp_path, monkeypatch)
+    assert decided(checks) == O3_TINY_32B_VERDICTS
     c1, c2, c4 = checks["C1"], checks["C2"], checks["C4"]
     assert {(c.repeats, c.measure) for c in (c1, c2)} == {(3, "cycles (gem5 O3)")}
     assert c2.measured.startswith("pte_chain_add: lock 33.2% (32.7%-33.8%, 3 runs), unlock "
@@ -1245,10 +1255,8 @@ def test_the_smoke_o3_results_give_their_recorded_verdicts(results, verdicts, fi
     supported on cycles as on the tiny storm, C3 on the O3 cores'
     contention; C4 not supported on the seeds' 32-byte lines (the lock's
     misses upgrades) and undecided on 64 (39% evicted or stolen)."""
-    monkeypatch.setenv("HOTLINE_CACHE", str(tmp_path / "empty-cache"))
-    checks = {c.claim: c for c in claims.check_all(Results(results))}
-    assert {c.claim: c.verdict for c in checks.values() if c.verdict != INCONCLUSIVE} == \
-        verdicts
+    checks = committed_checks(results, tmp_path, monkeypatch)
+    assert decided(checks) == verdicts
     c1, c2, c3, c4 = checks["C1"], checks["C2"], checks["C3"], checks["C4"]
     assert {(c.repeats, c.measure) for c in (c1, c2)} == {(1, "cycles (gem5 O3)")}
     assert c1.measured.startswith(figures[0])
@@ -1271,8 +1279,7 @@ def test_the_gem5_results_decide_c6_where_cpus_run_at_once():
     -90% and -98%, on one run a kernel."""
     checks = {c.claim: c for c in claims.check_all(Results(GEM5_SMOKE))}
     c6 = checks["C6"]
-    assert {c.claim: c.verdict for c in checks.values() if c.verdict != INCONCLUSIVE} == \
-        GEM5_SMOKE_VERDICTS
+    assert decided(checks) == GEM5_SMOKE_VERDICTS
     assert (c6.measured, c6.reason, c6.measure, c6.repeats) == \
         ("-93% acquisitions, contention -94%", "", "kernel counters", 1)
     assert markdown([c6]) in (paths.REPO / "docs" / "claims.md").read_text()
@@ -1294,11 +1301,9 @@ def test_the_seed_scale_results_give_their_recorded_verdicts(tmp_path, monkeypat
     not supported, its control not run.  C5 over five repeats of the
     kernel's counters: supported, within the seed's band by a margin the
     interval clears, and its control not supported."""
-    monkeypatch.setenv("HOTLINE_CACHE", str(tmp_path / "empty-cache"))
-    checks = {c.claim: c for c in claims.check_all(Results(SEED_SCALE))}
+    checks = committed_checks(SEED_SCALE, tmp_path, monkeypatch)
     c1, c3, c4, c5 = checks["C1"], checks["C3"], checks["C4"], checks["C5"]
-    assert {c.claim: c.verdict for c in checks.values() if c.verdict != INCONCLUSIVE} == \
-        SEED_SCALE_VERDICTS
+    assert decided(checks) == SEED_SCALE_VERDICTS
     assert (c1.verdict, c1.repeats, c1.measure) == (SUPPORTED, 3, "modelled cycles")
     assert c1.measured.startswith("x1.184 (1.173-1.195, 3 runs) modelled cycles")
     assert (c3.verdict, c3.repeats) == (INCONCLUSIVE, 3)
@@ -1327,8 +1332,7 @@ def test_the_32_byte_line_results_give_their_recorded_verdicts(tmp_path, monkeyp
     held a copy) land on it: tens of thousands a run, where on 64-byte lines
     page_remove_rmap's _mapcount decrement, 48 bytes into the same line,
     takes them before the lock."""
-    monkeypatch.setenv("HOTLINE_CACHE", str(tmp_path / "empty-cache"))
-    checks = {c.claim: c for c in claims.check_all(Results(LINES32))}
+    checks = committed_checks(LINES32, tmp_path, monkeypatch)
     decided = [checks[f"C{n}"] for n in range(1, 7)]
     assert {c.repeats for c in decided} == {5}
     assert {c.claim: c.verdict for c in decided} == LINES32_VERDICTS
