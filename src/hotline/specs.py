@@ -138,7 +138,9 @@ class Core(Strict):
 class SystemSpec(Strict):
     description: str
     cpus: int = Field(ge=1, le=64)
-    memory_mib: int = Field(ge=128)
+    # 64: seed 001's page replacement at a size gem5 can run
+    # (pentium3-4way-64m); the guest boots in it, its initramfs some 7 MB.
+    memory_mib: int = Field(ge=64)
     caches: Caches
     latency: Latency
     store_buffer: StoreBuffer = StoreBuffer()

@@ -22,6 +22,12 @@ for d in $(echo $disks | cut -d' ' -f1-$writers); do
     i=$((i + 1))
 done
 
+# Pages the kernel reclaimed, so that a run shows whether it had the seed's
+# page replacement or its files fit in memory: /proc/vmstat's pgsteal_anon
+# and pgsteal_file (its other pgsteal_ lines split the same pages by who
+# reclaimed them).
+reclaimed() { awk '/^pgsteal_(anon|file) / { n += $2 } END { print n + 0 }' /proc/vmstat; }
+before=$(reclaimed)
 hotline-roi begin
 i=0
 while [ $i -lt $writers ]; do
@@ -30,6 +36,7 @@ while [ $i -lt $writers ]; do
 done
 wait
 hotline-roi end
+after=$(reclaimed)
 
 bytes=0
 i=0
@@ -38,4 +45,4 @@ while [ $i -lt $writers ]; do
     umount mnt/w$i
     i=$((i + 1))
 done
-echo "hotline-summary: {\"workload\":\"lruwriters\",\"writers\":$writers,\"file_mib\":$file_mib,\"bytes_written\":$bytes}"
+echo "hotline-summary: {\"workload\":\"lruwriters\",\"writers\":$writers,\"file_mib\":$file_mib,\"bytes_written\":$bytes,\"pages_reclaimed\":$((after - before))}"
