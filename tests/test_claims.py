@@ -822,8 +822,8 @@ def test_c8_on_o3_cores_ranks_by_cpu_time(tmp_path):
     assert c.verdict == SUPPORTED and c.measure == "cycles (gem5 O3)"
     assert "<img" in claims_page.picture_html(CLAIMS["C8"], {"gem5": c})
     assert c.numbers["rank"] == {"unmap_page_range": 1, "filemap_map_pages": 2}
-    assert c.measured == ("unmap_page_range #1 (31.0%), filemap_map_pages with "
-                          "next_uptodate_page #2 (25.0%) of CPU time; zap's top instruction "
+    assert c.measured == ("unmap_page_range #1 at 31.0%, filemap_map_pages with "
+                          "next_uptodate_page #2 at 25.0% of CPU time; zap's top instruction "
                           "misses on struct page (a storm of 2 scripts)")
 
 
@@ -1151,8 +1151,8 @@ SMOKE_VERDICTS = {
     "C5": (SUPPORTED, "adds: 67.8% fork, 30.3% fault; removes: 98.2% zap", NOT_SUPPORTED),
     "C6": (INCONCLUSIVE, "-93% acquisitions, contention -38%", None),
     "C7": (SUPPORTED, "mmap 92.0%, read 0.2%", None),
-    "C8": (INCONCLUSIVE, "unmap_page_range #5 (3.3%), filemap_map_pages with "
-                         "next_uptodate_page #2 (6.7%) of L1 stall cycles; zap's top "
+    "C8": (INCONCLUSIVE, "unmap_page_range #5 at 3.3%, filemap_map_pages with "
+                         "next_uptodate_page #2 at 6.7% of L1 stall cycles; zap's top "
                          "instruction misses on struct page", None),
     "C9": (INCONCLUSIVE, "-", INCONCLUSIVE),
     "C10": (INCONCLUSIVE, "0.92 L1D misses per unlock_page call; objects at 0.1+ per call: 1 "
@@ -1244,8 +1244,9 @@ def test_the_o3_results_decide_c1_c2_c8_and_c11_on_time_with_intervals(tmp_path,
     # seed's, its rank is not (#4 or #5), fault-around's is.
     c8 = checks["C8"]
     assert (c8.verdict, c8.repeats, c8.measure) == (INCONCLUSIVE, 5, "cycles (gem5 O3)")
-    assert c8.measured.startswith("unmap_page_range #4.6 (3.92-5.28, 5 runs) (3.4% (3.2%-3.6%, "
-                                  "5 runs)), filemap_map_pages with next_uptodate_page #2 ")
+    assert c8.measured.startswith("unmap_page_range mean rank 4.6 (3.9-5.3, 5 runs) at 3.4% "
+                                  "(3.2%-3.6%, 5 runs), filemap_map_pages with "
+                                  "next_uptodate_page #2 in every run at 6.7% ")
     assert c8.numbers["top_object"] == "struct page"
     for document in ("docs/claims.md", "README.md"):
         assert markdown([c1, c2, c8, c11]) in (paths.REPO / document).read_text(), document

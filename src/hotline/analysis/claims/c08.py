@@ -112,14 +112,21 @@ def figures(results: Results, design: str) -> Measured | str:
 
 
 def _place(rank) -> str:
-    return "not ranked" if rank.mean >= NOT_RANKED else f"#{rank:.3g}"
+    # Over repeats a rank's mean is no place ("#4.6"): said as a mean rank,
+    # with its interval, unless every repeat gave the same.
+    if rank.mean >= NOT_RANKED:
+        return "not ranked"
+    if rank.n == 1 or rank.low == rank.high:
+        return f"#{rank.mean:.0f}" + (" in every run" if rank.n > 1 else "")
+    return f"mean rank {rank:.2g}"
 
 
 def describe(f, numbers) -> str:
-    storm = f" (a storm of {numbers['scripts']} scripts)" if "scripts" in numbers else ""
-    return (f"{ZAP} {_place(f['zap_rank'])} ({f['zap_share']:.1%}), "
+    scripts = numbers.get("scripts")
+    storm = f" (a storm of {scripts} script{'s' if scripts != 1 else ''})" if scripts else ""
+    return (f"{ZAP} {_place(f['zap_rank'])} at {f['zap_share']:.1%}, "
             f"{' with '.join(FAULT_AROUND)} {_place(f['fault_rank'])} "
-            f"({f['fault_share']:.1%}) of {numbers['share_of']}; zap's top instruction "
+            f"at {f['fault_share']:.1%} of {numbers['share_of']}; zap's top instruction "
             f"misses on {numbers['top_object'] or 'nothing'}{storm}")
 
 
