@@ -1357,7 +1357,7 @@ SEED_SCALE_VERDICTS = {"C1": SUPPORTED, "C4": NOT_SUPPORTED, "C5": SUPPORTED}
 
 
 def test_the_seed_scale_results_give_their_recorded_verdicts(tmp_path, monkeypatch):
-    """C1, C3 and C4 at seed 000's scale over three repeats, with an empty
+    """C1, C3 and C4 at seed 000's scale over five repeats, with an empty
     kernel cache: C1 supported on modelled cycles; C3's figures shown and
     undecided (QEMU's one spin per contended lock, about 1,900 contended
     locks a run, which the rule before 2026-11-26 took as a refutation); C4
@@ -1367,12 +1367,12 @@ def test_the_seed_scale_results_give_their_recorded_verdicts(tmp_path, monkeypat
     checks = committed_checks(SEED_SCALE, tmp_path, monkeypatch)
     c1, c3, c4, c5 = checks["C1"], checks["C3"], checks["C4"], checks["C5"]
     assert decided(checks) == SEED_SCALE_VERDICTS
-    assert (c1.verdict, c1.repeats, c1.measure) == (SUPPORTED, 3, "modelled cycles")
-    assert c1.measured.startswith("x1.184 (1.173-1.195, 3 runs) modelled cycles")
-    assert (c3.verdict, c3.repeats) == (INCONCLUSIVE, 3)
+    assert (c1.verdict, c1.repeats, c1.measure) == (SUPPORTED, 5, "modelled cycles")
+    assert c1.measured.startswith("x1.183 (1.179-1.187, 5 runs) modelled cycles")
+    assert (c3.verdict, c3.repeats) == (INCONCLUSIVE, 5)
     assert c3.reason.startswith("QEMU's vCPUs do not contend as CPUs do")
     assert c3.numbers["intervals"]["contended"][0] * c3.numbers["intervals"]["locks"][0] > 1000
-    assert (c4.verdict, c4.repeats, c4.control.verdict) == (NOT_SUPPORTED, 3, INCONCLUSIVE)
+    assert (c4.verdict, c4.repeats, c4.control.verdict) == (NOT_SUPPORTED, 5, INCONCLUSIVE)
     assert (c5.verdict, c5.repeats, c5.control.verdict) == (SUPPORTED, 5, NOT_SUPPORTED)
     assert c5.measured.startswith("adds: 66.9% (66.8%-66.9%, 5 runs) fork")
     for document in ("docs/claims.md", "README.md"):
