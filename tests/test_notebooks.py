@@ -25,8 +25,9 @@ from hotline.analysis.notebooks import EXPECTED, analyse, notebooks
 from hotline.analysis.results import Results
 from hotline.analysis.slim import claims_misses, slim_instructions, slim_misses
 from hotline.errors import HotlineError
-from tests.test_claims import (GEM5_SMOKE_VERDICTS, LINES32_VERDICTS, O3_TINY_32B_VERDICTS,
-                                O3_TINY_VERDICTS, SEED_SCALE_VERDICTS, gem5_shaped)
+from tests.test_claims import (GEM5_LRU_VERDICTS, GEM5_SMOKE_VERDICTS, LINES32_VERDICTS,
+                                O3_TINY_32B_VERDICTS, O3_TINY_VERDICTS, SEED_SCALE_VERDICTS,
+                                gem5_shaped)
 from tests.test_docs import command_lines
 
 SMOKE = paths.REPO / "analysis" / "smoke-results"
@@ -42,7 +43,8 @@ def copy_gathered(dest, ignore=None):
     return dest
 
 
-MORE, O3_MORE, SEED_MORE, LINES32_MORE, GEM5_MORE, O3_32B_MORE = EXPECTED
+MORE, O3_MORE, SEED_MORE, LINES32_MORE, GEM5_MORE, O3_32B_MORE, LRU_MORE, GEM5_LRU_MORE = \
+    EXPECTED
 
 
 
@@ -54,9 +56,10 @@ def pages(tmp_path_factory):
     results of analysis/o3-tiny-results, the seed-scale ones of
     analysis/seed-forkstorm-results, the 32-byte lines' of
     analysis/32b-smoke-results, gem5's LRU writers of
-    analysis/gem5-smoke-results and the 32-byte O3 results of
-    analysis/o3-tiny-32b-results) as further columns, as the demo shows
-    them."""
+    analysis/gem5-smoke-results, the 32-byte O3 results of
+    analysis/o3-tiny-32b-results and the LRU writers under page replacement
+    of analysis/lru-replacement-results and gem5-lru-replacement-results)
+    as further columns, as the demo shows them."""
     results = tmp_path_factory.mktemp("smoke") / "claims-smoke"
     copy_gathered(results)
     gem5 = gem5_shaped(SMOKE, tmp_path_factory.mktemp("gem5") / "claims-smoke-gem5")
@@ -87,8 +90,9 @@ def test_the_claims_page_opens_with_the_verdict_table_and_shows_no_code(pages):
         cells = [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row)]
         # claim, seed, QEMU x2, gem5 x2, expected smoke x2, expected O3 x2,
         # expected seed scale x2, expected 32-byte lines x2, expected gem5
-        # LRU writers x2, expected O3 on 32-byte lines x2, evidence
-        assert len(cells) == 19
+        # LRU writers x2, expected O3 on 32-byte lines x2, expected page
+        # replacement on QEMU x2 and on gem5 x2, evidence
+        assert len(cells) == 23
         assert cells[3] in verdicts and cells[5] in verdicts and cells[7] == cells[3]
         # Each committed column's verdicts, as tests/test_claims.py checks
         # them on its tables.
@@ -98,8 +102,11 @@ def test_the_claims_page_opens_with_the_verdict_table_and_shows_no_code(pages):
         assert cells[13] == LINES32_VERDICTS.get(f"C{n}", "inconclusive")
         assert cells[15] == GEM5_SMOKE_VERDICTS.get(f"C{n}", "inconclusive")
         assert cells[17] == O3_TINY_32B_VERDICTS.get(f"C{n}", "inconclusive")
+        assert cells[19] == "inconclusive"      # C6 too: QEMU's contention is undecided
+        assert cells[21] == GEM5_LRU_VERDICTS.get(f"C{n}", "inconclusive")
     assert all(f"{label} verdict" in table
-               for label in (MORE, O3_MORE, SEED_MORE, LINES32_MORE, GEM5_MORE, O3_32B_MORE))
+               for label in (MORE, O3_MORE, SEED_MORE, LINES32_MORE, GEM5_MORE, O3_32B_MORE,
+                             LRU_MORE, GEM5_LRU_MORE))
     assert "no run made a rapw table (none of these gem5 runs did)" in table     # C9 on gem5
     # No code: no input cells, no highlighted source, no prompts.
     assert 'class="highlight' not in body and "In&nbsp;[" not in body

@@ -41,7 +41,11 @@ EXPECTED = {"expected: claims-smoke (committed)": paths.REPO / "analysis" / "smo
             "expected: claims-gem5, LRU writers on gem5 (committed)":
                 paths.REPO / "analysis" / "gem5-smoke-results",
             "expected: claims-o3-tiny-32b, gem5 O3 on 32-byte lines (committed)":
-                paths.REPO / "analysis" / "o3-tiny-32b-results"}
+                paths.REPO / "analysis" / "o3-tiny-32b-results",
+            "expected: claims-lru-replacement, page replacement (committed)":
+                paths.REPO / "analysis" / "lru-replacement-results",
+            "expected: claims-gem5-lru-replacement, page replacement on gem5 (committed)":
+                paths.REPO / "analysis" / "gem5-lru-replacement-results"}
 
 
 def gem5_results(directory: Path) -> Results:
