@@ -42,7 +42,7 @@ def gem5_run(kernel_dir: Path, params: dict, way: str, attempt: int) -> dict:
         {k: v for k, v in params.items() if k != "miss_profile_lines"}, indent=2) + "\n")
     # O3 runs carry the load/store queue's trace: read through its pipe, as
     # a run reads it (simulator.run).  Off, gem5 writes it into its log:
-    # 7.6 GB a round on O3 cores, in the rounds recorded before 2026-11-29.
+    # 7.6 GB a round on O3 cores, as in the rounds recorded on 2026-11-28.
     lsq_on = bool(params.get("lsq_debug_flags"))
     started = time.monotonic()
     reader = lsq_trace.PipeReader(directory / gem5.OUTDIR / gem5_params.LSQ_TRACE) \

@@ -10,6 +10,7 @@ from hotline.kernel.build import build_kernel
 from hotline.simulate import guest_log, scratch_disks
 from hotline.simulate.command_line import kernel_command_line
 from hotline.simulate.qemu import simulator as qemu
+from hotline.specs import load_system
 from hotline.workloads import available_workloads, load_workload
 from tests.conftest import require_tools
 
@@ -134,23 +135,24 @@ def test_all_workloads_at_smoke_scale_in_one_boot(tmp_path):
 
 
 def test_writers_that_write_more_than_memory_make_the_kernel_reclaim(tmp_path):
-    """Seed 001's load is page replacement: two writers of 64 MiB in a
-    64 MiB guest (pentium3-4way-64m) must reclaim at least what the page
+    """Seed 001's load is page replacement: two writers of 64 MiB in the
+    64 MiB guest of pentium3-4way-64m must reclaim at least what the page
     cache cannot hold, the written pages beyond the guest's memory
     (128 - 64 MiB = 16,384 pages of 4 KiB), and report it."""
     require_tools("qemu-system-x86_64", "make", "gcc", "mke2fs")
+    memory_mib = load_system("pentium3-4way-64m").memory_mib
     writers = load_workload("lruwriters")
-    params = writers.resolve_params("smoke", {"writers": 2, "file_mib": 64})
+    params = writers.resolve_params("smoke", {"writers": 2, "file_mib": memory_mib})
     kernel, image = build_kernel("baseline"), build_image()
     disks = scratch_disks.make(tmp_path, writers.scratch_disks.count(params),
                                writers.scratch_disks.size_mib(params))
     cmd = qemu.command(bzimage=kernel.bzimage, image=image, root="initramfs", cpus=4,
-                       memory_mib=64, cpu_model="max,la57=off", mode="parallel",
+                       memory_mib=memory_mib, cpu_model="max,la57=off", mode="parallel",
                        append=kernel_command_line([("lruwriters", params)]),
                        serial_log=Path(guest_log.FILE), scratch_disks=disks)
     outcome = qemu.run(cmd, tmp_path, cpus=4, workloads=["lruwriters"], timeout_s=900,
                        label="lruwriters in 64 MiB")
     assert outcome.failure is None, outcome.failure
     summary = outcome.report.summaries["lruwriters"]
-    assert summary["bytes_written"] == 128 << 20
-    assert summary["pages_reclaimed"] >= (128 - 64) << 20 >> 12
+    assert summary["bytes_written"] == 2 * memory_mib << 20
+    assert summary["pages_reclaimed"] >= memory_mib << 20 >> 12

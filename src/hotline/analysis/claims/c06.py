@@ -61,7 +61,8 @@ def figures(results: Results, design: str) -> Measured | str:
     ccut = 1 - contended[design] / contended[UNBATCHED] if contended[UNBATCHED] else NAN
     runs = results.select(results.ok, workload="lruwriters", cpus=4)
     runs = runs[runs["variant"].isin([design, UNBATCHED])]
-    reclaimed = [(s or {}).get("pages_reclaimed") for s in runs[runs["variant"] == design]["summary"]]
+    reclaimed = [(summary or {}).get("pages_reclaimed")
+                 for summary in runs.loc[runs["variant"] == design, "summary"]]
     if "qemu" in results.backends_of(runs["run_id"]):
         why = QEMU_CANNOT
     elif not contended[UNBATCHED]:
