@@ -23,7 +23,8 @@ from hotline.analysis.cost import function_shares, instruction_listing, run_cost
 from hotline.analysis.listing import lock_and_unlock
 from hotline.analysis.notebooks import EXPECTED, analyse, notebooks
 from hotline.analysis.results import Results
-from hotline.analysis.slim import claims_misses, slim_instructions, slim_misses
+from hotline.analysis.slim import (claims_misses, slim_coherence, slim_instructions,
+                                   slim_misses)
 from hotline.errors import HotlineError
 from tests.test_claims import (GEM5_LRU_VERDICTS, GEM5_SMOKE_VERDICTS, LINES32_VERDICTS,
                                 O3_TINY_32B_VERDICTS, O3_TINY_VERDICTS, SEED_SCALE_VERDICTS,
@@ -215,6 +216,23 @@ def test_slimming_keeps_every_measure_the_notebooks_take():
         == ["f"] * 4
 
 
+def test_slimming_coherence_sums_over_the_addresses_and_keeps_who_stole_from_whom():
+    """Two rows of pte_chain_add+0x10 stolen by pte_chain_remove on cpu 1
+    that differ only by their addresses (pc, thief_pc) become one row of
+    3; another thief's cpu or function stays a row of its own."""
+    row = {"run": "r", "cpu": 0, "pc": 0x10, "thief_cpu": 1, "thief_pc": 0x20,
+           "object": "struct page", "field": "flags", "symbol": "pte_chain_add", "offset": 16,
+           "source_line": "mm/rmap.c:1", "thief_symbol": "pte_chain_remove",
+           "thief_offset": 8, "thief_source_line": "mm/rmap.c:2", "count": 1}
+    coherence = pd.DataFrame([row, {**row, "pc": 0x11, "thief_pc": 0x21, "count": 2},
+                              {**row, "thief_cpu": 2, "count": 5},
+                              {**row, "thief_symbol": "page_remove_rmap", "count": 7}])
+    slim = slim_coherence(coherence)
+    assert not {"pc", "thief_pc"} & set(slim.columns)
+    assert sorted(zip(slim["thief_symbol"], slim["thief_cpu"], slim["count"])) == \
+        [("page_remove_rmap", 1, 7), ("pte_chain_remove", 1, 3), ("pte_chain_remove", 2, 5)]
+
+
 def test_slimming_the_cycle_profile_keeps_what_the_claims_take():
     """Summed over region, cpu and source line: each instruction's cycles,
     causes and micro-ops stay, and so do C1's system cycles and shares.  A
@@ -339,6 +357,8 @@ def test_the_committed_smoke_results_are_slim():
     instructions = pd.read_parquet(SMOKE / "instructions.parquet")
     pd.testing.assert_frame_equal(slim_misses(misses), misses)
     pd.testing.assert_frame_equal(slim_instructions(instructions, misses), instructions)
+    coherence = pd.read_parquet(SMOKE / "coherence.parquet")
+    pd.testing.assert_frame_equal(slim_coherence(coherence), coherence)
 
 
 def test_the_claims_page_names_committed_results_by_their_place_in_the_repository(tmp_path):

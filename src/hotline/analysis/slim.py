@@ -18,6 +18,11 @@ notebooks give the same outputs on the slim tables as on the full ones.
                 symbol, as one function), at its first instruction: the
                 claims read the instructions of the chain functions and the
                 cycles of every function, of the kernel and of user space
+  coherence     summed over pc and thief_pc, which no notebook reads (rmap
+                reads the stolen line's function and offset, and the
+                thief's): the addresses of user code, which has no symbol,
+                are lost with them (2026-11-28: the seed scale's five
+                repeats took 5.1 MB whole, 4.3 MB so)
   gem5_misses_raw  left out: misses.parquet holds the same misses
                 attributed, which is what the notebooks and claims read
   code          made here for results without an instructions table (gem5's):
@@ -70,6 +75,7 @@ from hotline.errors import HotlineError, guarded
 from hotline.results import schema
 
 MISSES_SUMMED_OVER = ["cpu", "pc", "kind", "source_line"]
+COHERENCE_SUMMED_OVER = ["pc", "thief_pc"]
 CYCLES_SUMMED_OVER = ["region", "cpu", "source_line"]
 LISTED_SHARE = 0.001
 INSTRUCTION_COLUMNS = ["run", "pc", "kind", "bytes", "accesses", "symbol", "offset"]
@@ -86,6 +92,11 @@ def slim_misses(misses: pd.DataFrame) -> pd.DataFrame:
             if c not in MISSES_SUMMED_OVER and c not in ("count", "cycles")]
     return misses.groupby(keys, as_index=False, sort=True, dropna=False)[
         ["count", "cycles"]].sum()
+
+
+def slim_coherence(coherence: pd.DataFrame) -> pd.DataFrame:
+    keys = [c for c in coherence.columns if c not in COHERENCE_SUMMED_OVER and c != "count"]
+    return coherence.groupby(keys, as_index=False, sort=True, dropna=False)["count"].sum()
 
 
 def claims_misses(misses: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
@@ -166,6 +177,8 @@ def slim(source: Path, target: Path, claims_only: bool = False) -> dict[str, tup
                 slim_instructions(tables["instructions"].to_pandas(), misses))
     if "cycles" in tables:
         slimmed["cycles"] = _table(slim_cycles(tables["cycles"].to_pandas()))
+    if "coherence" in tables:
+        slimmed["coherence"] = _table(slim_coherence(tables["coherence"].to_pandas()))
     slimmed.pop("gem5_misses_raw", None)
     if "instructions" not in tables and "code" not in tables:
         slimmed["code"] = _table(kernel_code(Results(Path(source))))
