@@ -87,16 +87,19 @@ def workloads_without_misses() -> set[str]:
     return {n.workload for n in needs} - {n.workload for n in needs if n.misses}
 
 
+def summed_over(table: pd.DataFrame, over: list[str], counted: list[str]) -> pd.DataFrame:
+    """The table's rows that differ only in the columns `over` as one, their
+    `counted` columns summed; those columns gone."""
+    keys = [c for c in table.columns if c not in over and c not in counted]
+    return table.groupby(keys, as_index=False, sort=True, dropna=False)[counted].sum()
+
+
 def slim_misses(misses: pd.DataFrame) -> pd.DataFrame:
-    keys = [c for c in misses.columns
-            if c not in MISSES_SUMMED_OVER and c not in ("count", "cycles")]
-    return misses.groupby(keys, as_index=False, sort=True, dropna=False)[
-        ["count", "cycles"]].sum()
+    return summed_over(misses, MISSES_SUMMED_OVER, ["count", "cycles"])
 
 
 def slim_coherence(coherence: pd.DataFrame) -> pd.DataFrame:
-    keys = [c for c in coherence.columns if c not in COHERENCE_SUMMED_OVER and c != "count"]
-    return coherence.groupby(keys, as_index=False, sort=True, dropna=False)["count"].sum()
+    return summed_over(coherence, COHERENCE_SUMMED_OVER, ["count"])
 
 
 def claims_misses(misses: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
