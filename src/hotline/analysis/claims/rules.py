@@ -123,8 +123,14 @@ class Rule:
         open_ += [c for c, h in zip(self.not_supported, n) if h is None]
         held = [f"{c.says} {figures[c.figure]:.4g} (threshold {c.shown()})" for c in open_
                 if not math.isnan(figures[c.figure].mean)]
-        return INCONCLUSIVE, ("the 95% interval holds a threshold: " + "; ".join(held)
-                              if held else "")
+        # A figure these results could not measure (the claim's figures()
+        # says why where it knows): named once, in its first condition's
+        # words, so that the verdict says what would decide it.
+        unmeasured = list({c.figure: c.says for c in reversed(open_)
+                           if math.isnan(figures[c.figure].mean)}.values())[::-1]
+        return INCONCLUSIVE, "; ".join(
+            [*(["the 95% interval holds a threshold: " + "; ".join(held)] if held else []),
+             *([f"not measured: {', '.join(unmeasured)}"] if unmeasured else [])])
 
 
 @dataclass(frozen=True)
