@@ -625,10 +625,11 @@ def spun(cycles: float, of: float = 1000.0) -> list[dict]:
     """A sampled cycle profile's rows (sampled_cycles) in which the kernel
     spent `cycles` of its `of` in qspinlock's slow path, beside user code
     and the idle loop, which are not system time."""
-    return [{"pc": KERNEL_PC, "symbol": SPIN, "cycles": cycles},
+    rows = [{"pc": KERNEL_PC, "symbol": SPIN, "cycles": cycles},
             {"pc": KERNEL_PC + 0x40, "symbol": "shrink_folio_list", "cycles": of - cycles},
             {"pc": 0x401000, "symbol": "", "cycles": 5000.0},
             {"pc": KERNEL_PC + 0x80, "symbol": "default_idle", "cycles": 9000.0}]
+    return [{**row, "windows": 425} for row in rows]
 
 
 def c6_experiment(tmp_path, baseline: int, contended: int, spin: float | None,

@@ -21,14 +21,14 @@ from hotline import cli, paths, sealed
 from hotline.analysis import claims, claims_page
 from hotline.analysis.cost import function_shares, instruction_listing, run_cost
 from hotline.analysis.listing import lock_and_unlock
-from hotline.analysis.notebooks import EXPECTED, analyse, notebooks
+from hotline.analysis.notebooks import EXPECTED, NOTEBOOKS, analyse, notebooks
 from hotline.analysis.results import Results
 from hotline.analysis.slim import (claims_misses, slim_coherence, slim_instructions,
                                    slim_misses)
 from hotline.errors import HotlineError
 from tests.test_claims import (GEM5_LRU_VERDICTS, GEM5_SMOKE_VERDICTS, LINES32_VERDICTS,
                                 O3_TINY_32B_VERDICTS, O3_TINY_VERDICTS, SEED_SCALE_VERDICTS,
-                                gem5_shaped)
+                                c6_experiment, gem5_shaped)
 from tests.test_docs import command_lines
 
 SMOKE = paths.REPO / "analysis" / "smoke-results"
@@ -115,6 +115,26 @@ def test_the_claims_page_opens_with_the_verdict_table_and_shows_no_code(pages):
         assert code not in re.sub(r'src="data:[^"]*"', "", body)
     # The evidence pages keep their code.
     assert 'class="highlight' in rendered["rmap"].read_text()
+
+
+def test_the_lru_notebook_shows_the_time_lost_to_lock_spinning(tmp_path):
+    """lru_batching's spin table on hand-made O3 profiles (tests/test_claims.py's
+    spun()): pagevec-1 spent 25 of the kernel's 1,000 cycles in qspinlock's
+    slow path, 2.5%, baseline 8.5, 0.85%; user code and the idle loop are
+    not system time."""
+    import nbformat
+    import papermill
+    results = c6_experiment(tmp_path, 10, 1, 8.5).results().directory
+    executed = tmp_path / "lru_batching.ipynb"
+    papermill.execute_notebook(str(NOTEBOOKS / "lru_batching.ipynb"), str(executed),
+                               cwd=str(NOTEBOOKS), parameters={"results_dir": str(results)},
+                               progress_bar=False, kernel_name="python3")
+    [spin] = [o["data"]["text/plain"] for c in nbformat.read(executed, 4).cells
+              if c.cell_type == "code" and "SPIN_FUNCTIONS" in c.source
+              for o in c.outputs if "spin share" in o.get("data", {}).get("text/plain", "")]
+    rows = {line.split()[0]: line.split() for line in spin.splitlines()[2:]}
+    assert rows["pagevec-1"][1:] == ["0", "425", "1000.0", "25.0", "0.0250"]
+    assert rows["baseline"][1:] == ["0", "425", "1000.0", "8.5", "0.0085"]
 
 
 def test_the_claims_page_without_gem5_says_not_run():
