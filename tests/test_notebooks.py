@@ -285,6 +285,46 @@ def test_slimming_the_cycle_profile_keeps_what_the_claims_take():
     assert len(kernel_rows(labelled(slim))) == 4
 
 
+def test_slimming_the_sampled_cycle_profile_keeps_each_function_whole():
+    """Each function's instructions as one row at its first, their cycles,
+    micro-ops and shares summed (by hand below), user code apart from the
+    kernel's; the intervals, which do not sum, NaN; C6's spin time the same."""
+    from hotline.analysis.claims.c06 import SPIN_FUNCTIONS
+    from hotline.analysis.claims.common import kernel_rows
+    from hotline.analysis.slim import slim_sampled_cycles
+    from hotline.results.schema import SAMPLED_CYCLES
+    spin, other, user = 0xffffffff81000000, 0xffffffff81100000, 0x401000
+
+    def row(at, symbol, i, cycles, counted=float("nan")):
+        return {"run": "r", "pc": at + 4 * i, "windows": 9, "cycles": cycles,
+                "share": cycles / 100, "share_low": 0.0, "share_high": 1.0, "micro_ops": 2,
+                "micro_op_share": 0.1, "micro_op_share_low": 0.0, "micro_op_share_high": 1.0,
+                "cycles_per_micro_op": cycles / 2, "cycles_per_micro_op_low": 0.0,
+                "cycles_per_micro_op_high": 9.0, "counted_micro_ops": counted,
+                "symbol": symbol, "offset": 4 * i, "source_line": f"{symbol}.c:{i}"}
+
+    rows = [row(other, "shrink_folio_list", i, 20.0) for i in (2, 0, 1)]     # unsorted
+    rows += [row(spin, "native_queued_spin_lock_slowpath", i, 5.0) for i in range(2)]
+    rows += [row(user, "", i, 15.0) for i in range(2)]
+    sampled = pd.DataFrame(rows).astype(SAMPLED_CYCLES)
+    slim = slim_sampled_cycles(sampled)
+    assert list(slim.columns) == list(SAMPLED_CYCLES)
+    assert slim[["pc", "symbol", "offset", "windows", "cycles", "micro_ops"]].values.tolist() \
+        == [[user, "", 0, 9, 30.0, 4], [spin, "native_queued_spin_lock_slowpath", 0, 9, 10.0, 4],
+            [other, "shrink_folio_list", 0, 9, 60.0, 6]]
+    assert slim["share"].tolist() == pytest.approx([0.3, 0.1, 0.6])
+    assert slim["micro_op_share"].tolist() == pytest.approx([0.2, 0.2, 0.3])
+    assert slim["cycles_per_micro_op"].tolist() == [7.5, 2.5, 10.0]
+    assert slim[["share_low", "micro_op_share_high", "counted_micro_ops"]].isna().all().all()
+    assert (slim["source_line"] == "").all()
+
+    def spun(table):
+        kernel = kernel_rows(table.assign(variant="v"))
+        return kernel.loc[kernel["symbol"].isin(SPIN_FUNCTIONS), "cycles"].sum() / \
+            kernel["cycles"].sum()
+    assert spun(slim) == spun(sampled) == 10 / 70
+
+
 def test_the_claims_that_read_no_misses_decide_the_same_without_them(tmp_path):
     """Only the LRU writers' claim (C6) says it reads no misses, and it
     gives the same verdict, figures and reason with its workload's misses

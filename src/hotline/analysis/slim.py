@@ -18,6 +18,15 @@ notebooks give the same outputs on the slim tables as on the full ones.
                 symbol, as one function), at its first instruction: the
                 claims read the instructions of the chain functions and the
                 cycles of every function, of the kernel and of user space
+  sampled_cycles  (gem5 O3, sampled) each function's instructions summed
+                into one row at its first instruction (user code, without a
+                symbol, as one function), which is what the claims and the
+                notebooks read (C6's spin time: the spin-waits' cycles and
+                the kernel's); the sums of cycles, micro-ops and shares are
+                exact, their 95% intervals are not sums and are left NaN
+                (`hotline annotate --sampled` reads a run's own table, whole;
+                2026-11-28: ten sampled runs of the LRU writers were 11.5 MB
+                whole)
   coherence     summed over pc and thief_pc, which no notebook reads (rmap
                 reads the stolen line's function and offset, and the
                 thief's): the addresses of user code, which has no symbol,
@@ -138,6 +147,23 @@ def slim_cycles(cycles: pd.DataFrame) -> pd.DataFrame:
                      ignore_index=True).sort_values(["run", "pc"], ignore_index=True)
 
 
+SAMPLED_SUMMED = ["cycles", "share", "micro_ops", "micro_op_share", "counted_micro_ops"]
+
+
+def slim_sampled_cycles(sampled: pd.DataFrame) -> pd.DataFrame:
+    rows = sampled.sort_values(["run", "pc"], ignore_index=True)
+    functions = rows.groupby([rows["run"], rows["symbol"], rows["pc"] >= KERNEL_START],
+                             sort=False)
+    slim = pd.concat([functions[["run", "pc", "symbol", "offset", "windows"]].first(),
+                      functions[SAMPLED_SUMMED].sum(min_count=1)], axis=1).reset_index(drop=True)
+    slim["cycles_per_micro_op"] = slim["cycles"] / slim["micro_ops"]
+    slim["source_line"] = ""
+    for column in (c for c in schema.SAMPLED_CYCLES if c not in slim.columns):
+        slim[column] = float("nan")         # an interval, which does not sum
+    return schema.conform(slim.sort_values(["run", "pc"], ignore_index=True),
+                          schema.SAMPLED_CYCLES, "sampled_cycles")
+
+
 def slim_instructions(instructions: pd.DataFrame, misses: pd.DataFrame) -> pd.DataFrame:
     kept = instructions.merge(listed_functions(misses), on=["run", "symbol"], how="inner",
                               sort=False)
@@ -180,6 +206,9 @@ def slim(source: Path, target: Path, claims_only: bool = False) -> dict[str, tup
                 slim_instructions(tables["instructions"].to_pandas(), misses))
     if "cycles" in tables:
         slimmed["cycles"] = _table(slim_cycles(tables["cycles"].to_pandas()))
+    if "sampled_cycles" in tables:
+        slimmed["sampled_cycles"] = _table(
+            slim_sampled_cycles(tables["sampled_cycles"].to_pandas()))
     if "coherence" in tables:
         slimmed["coherence"] = _table(slim_coherence(tables["coherence"].to_pandas()))
     slimmed.pop("gem5_misses_raw", None)
