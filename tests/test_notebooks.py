@@ -289,8 +289,7 @@ def test_slimming_the_sampled_cycle_profile_keeps_each_function_whole():
     """Each function's instructions as one row at its first, their cycles,
     micro-ops and shares summed (by hand below), user code apart from the
     kernel's; the intervals, which do not sum, NaN; C6's spin time the same."""
-    from hotline.analysis.claims.c06 import SPIN_FUNCTIONS
-    from hotline.analysis.claims.common import kernel_rows
+    from hotline.analysis.claims.c06 import spin_time
     from hotline.analysis.slim import slim_sampled_cycles
     from hotline.results.schema import SAMPLED_CYCLES
     spin, other, user = 0xffffffff81000000, 0xffffffff81100000, 0x401000
@@ -319,9 +318,7 @@ def test_slimming_the_sampled_cycle_profile_keeps_each_function_whole():
     assert (slim["source_line"] == "").all()
 
     def spun(table):
-        kernel = kernel_rows(table.assign(variant="v"))
-        return kernel.loc[kernel["symbol"].isin(SPIN_FUNCTIONS), "cycles"].sum() / \
-            kernel["cycles"].sum()
+        return spin_time(table.assign(variant="v"), ["variant"])["spin share"]["v"]
     assert spun(slim) == spun(sampled) == 10 / 70
 
 

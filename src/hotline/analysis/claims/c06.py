@@ -80,16 +80,27 @@ RULE = Rule(
     ))
 
 
+def spin_time(profile: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """System time lost to lock spinning in a cycle profile's labelled rows
+    (sampled_cycles: the O3 windows), grouped by `by`: the kernel's cycles
+    outside the idle loop ("system cycles"), the spin-waits' among them
+    ("spin cycles") and their share, the pooled ratio of the windows'
+    cycles, as sampled_cycles' own shares are."""
+    kernel = kernel_rows(profile)
+    system = kernel.groupby(by)["cycles"].sum()
+    spin = kernel[kernel["symbol"].isin(SPIN_FUNCTIONS)].groupby(by)["cycles"].sum()
+    table = pd.DataFrame({"system cycles": system,
+                          "spin cycles": spin.reindex(system.index, fill_value=0.0)})
+    table["spin share"] = table["spin cycles"] / table["system cycles"]
+    return table
+
+
 def spin_shares(results: Results) -> pd.Series:
     """Each variant's share of its system time lost to lock spinning, in
     the O3 windows of its writers' sampled runs (empty where none made a
-    cycle profile): the pooled ratio of the windows' cycles, as
-    sampled_cycles' own shares are."""
+    cycle profile)."""
     profile = results.select(results.table("sampled_cycles"), workload="lruwriters", cpus=4)
-    kernel = kernel_rows(profile)
-    system = kernel.groupby("variant")["cycles"].sum()
-    spin = kernel[kernel["symbol"].isin(SPIN_FUNCTIONS)].groupby("variant")["cycles"].sum()
-    return spin.reindex(system.index, fill_value=0.0) / system
+    return spin_time(profile, ["variant"])["spin share"]
 
 
 def figures(results: Results, design: str) -> Measured | str:
