@@ -127,17 +127,17 @@ def listed_functions(misses: pd.DataFrame) -> pd.DataFrame:
     return share[share >= LISTED_SHARE].index.to_frame(index=False)
 
 
+def functions(rows: pd.DataFrame):
+    """A cycle profile's rows grouped by function: a function is its symbol
+    in its space, so code without a symbol is summed apart in the kernel
+    and in user space."""
+    return rows.groupby([rows["run"], rows["symbol"], rows["pc"] >= KERNEL_START], sort=False)
+
+
 def slim_cycles(cycles: pd.DataFrame) -> pd.DataFrame:
     keys = ["run", "pc", "symbol", "offset"]
     counted = [c for c in cycles.columns if c not in keys and c not in CYCLES_SUMMED_OVER]
     per_insn = cycles.groupby(keys, as_index=False, sort=True, dropna=False)[counted].sum()
-
-    def functions(rows: pd.DataFrame):
-        # A function is its symbol in its space: code without a symbol is
-        # summed apart in the kernel and in user space.
-        return rows.groupby([rows["run"], rows["symbol"], rows["pc"] >= KERNEL_START],
-                            sort=False)
-
     share = functions(per_insn)["cycles"].transform("sum") / \
         per_insn.groupby("run")["cycles"].transform("sum")
     listed = (per_insn["symbol"] != "") & (share >= LISTED_SHARE)
@@ -151,11 +151,10 @@ SAMPLED_SUMMED = ["cycles", "share", "micro_ops", "micro_op_share", "counted_mic
 
 
 def slim_sampled_cycles(sampled: pd.DataFrame) -> pd.DataFrame:
-    rows = sampled.sort_values(["run", "pc"], ignore_index=True)
-    functions = rows.groupby([rows["run"], rows["symbol"], rows["pc"] >= KERNEL_START],
-                             sort=False)
-    slim = pd.concat([functions[["run", "pc", "symbol", "offset", "windows"]].first(),
-                      functions[SAMPLED_SUMMED].sum(min_count=1)], axis=1).reset_index(drop=True)
+    by_function = functions(sampled.sort_values(["run", "pc"], ignore_index=True))
+    slim = pd.concat([by_function[["run", "pc", "symbol", "offset", "windows"]].first(),
+                      by_function[SAMPLED_SUMMED].sum(min_count=1)],
+                     axis=1).reset_index(drop=True)
     slim["cycles_per_micro_op"] = slim["cycles"] / slim["micro_ops"]
     slim["source_line"] = ""
     for column in (c for c in schema.SAMPLED_CYCLES if c not in slim.columns):
