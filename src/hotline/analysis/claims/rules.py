@@ -126,11 +126,13 @@ class Rule:
         # A figure these results could not measure (the claim's figures()
         # says why where it knows): named once, in its first condition's
         # words, so that the verdict says what would decide it.
-        unmeasured = list({c.figure: c.says for c in reversed(open_)
-                           if math.isnan(figures[c.figure].mean)}.values())[::-1]
+        unmeasured: dict[str, str] = {}
+        for c in open_:
+            if math.isnan(figures[c.figure].mean):
+                unmeasured.setdefault(c.figure, c.says)
         return INCONCLUSIVE, "; ".join(
             [*(["the 95% interval holds a threshold: " + "; ".join(held)] if held else []),
-             *([f"not measured: {', '.join(unmeasured)}"] if unmeasured else [])])
+             *([f"not measured: {', '.join(unmeasured.values())}"] if unmeasured else [])])
 
 
 @dataclass(frozen=True)
