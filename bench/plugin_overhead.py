@@ -26,7 +26,7 @@ without it hotline-cache runs at the default.  --interleave times it with
 each way of seeing the turns (turn, block: docs/specs.md) at each quantum
 above 0; a label says one other than the default (hotline-cache@N/turn).
 --only keeps the named configurations (none, empty, roi-count,
-inline-count, callbacks, hotline-cache, hotline-cache@N[/I],
+inline-count, callbacks, callbacks-insn, hotline-cache, hotline-cache@N[/I],
 qemu-contrib-cache).
 
 --hotline-cache-from times a hotline-cache built elsewhere (another
@@ -36,7 +36,9 @@ options as this one, as configuration LABEL.
 --contrib-cache times the closest peer too: QEMU's own cache plugin
 (contrib/plugins/cache.c: per-core L1I, L1D and L2, LRU, no coherence, no
 attribution beyond its top-miss lists), built outside hotline (bench/README.md
-says how), with the system's L1 and L2 geometry and 4 cores.
+says how), with the system's L1 and L2 geometry and 4 cores; and the floor
+under it, callbacks-insn (callbacks with insn=on: the peer's callbacks, one
+per instruction and one per access, doing nothing).
 """
 
 import argparse
@@ -63,6 +65,7 @@ from hotline.workloads import load_workload
 RESULTS = Path(__file__).parent / "results"
 CONFIGS = [None, "empty", "roi-count", "callbacks", "hotline-cache"]
 CONTRIB_CACHE = "qemu-contrib-cache"
+PEER_FLOOR = "callbacks-insn"          # callbacks registered as CONTRIB_CACHE registers them
 
 
 def contrib_cache_options(system: specs.SystemSpec) -> list[str]:
@@ -91,6 +94,8 @@ def configurations(args) -> list[tuple[str, str | None, int, str]]:
     for label, _ in args.hotline_cache_from:
         configs.append((label, "hotline-cache", quanta[0], args.interleave[0]))
     if args.contrib_cache:
+        configs.insert(CONFIGS.index("callbacks") + 1 + (args.mode == "parallel"),
+                       (PEER_FLOOR, "callbacks", 0, "turn"))
         configs.append((CONTRIB_CACHE, CONTRIB_CACHE, 0, "turn"))
     if args.only:
         unknown = set(args.only) - {c[0] for c in configs}
@@ -150,10 +155,11 @@ def main() -> None:
                                              key=f"{label}: {elsewhere[label]}")
             with tempfile.TemporaryDirectory() as tmp:
                 run_dir = Path(tmp)
-                plugin_args = (plugin.qemu_argument(
-                    Path("plugin.out"), plugin_options(name, system, kernel.directory,
-                                                       args.mode, quantum, 0, interleave)),
-                ) if plugin else ()
+                options = plugin_options(name, system, kernel.directory, args.mode, quantum,
+                                         0, interleave) + (["insn=on"] if label == PEER_FLOOR
+                                                           else [])
+                plugin_args = (plugin.qemu_argument(Path("plugin.out"), options),
+                               ) if plugin else ()
                 if name == CONTRIB_CACHE:
                     plugin_args = (",".join([str(args.contrib_cache.resolve()),
                                              *contrib_cache_options(system)]),)
