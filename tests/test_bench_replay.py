@@ -3,6 +3,7 @@ builds against the plugin's source and replays a stream as the plugin would.
 The stream is four accesses to one line by two CPUs; the outcomes are worked
 out by hand below (skylake-4core's caches, inclusive L3)."""
 
+import os
 import struct
 import subprocess
 from pathlib import Path
@@ -251,3 +252,36 @@ def test_every_wait_survives_the_words_table_growing(tmp_path):
     misses = replayed(tmp_path, stream, "woven")["miss"]
     reads = misses[(misses["cpu"] == 1) & (misses["kind"] == "read")]
     assert reads.groupby("l3")["count"].sum().to_dict() == {"hit": lines}
+
+
+def block(core: int, pc: int, end: int, insns: int) -> bytes:
+    return struct.pack("<BBBBIQQQ", ord("B"), core, 0, 0, insns, pc, end, 0)
+
+
+@pytest.mark.skipif(not os.environ.get("QEMU_SOURCE"),
+                    reason="QEMU_SOURCE (a QEMU 10.0.2 source tree) is not set: "
+                           "bench/replay_contrib.c includes its contrib/plugins/cache.c")
+def test_the_peers_replay_counts_what_its_private_caches_give_by_hand(tmp_path):
+    require_tools("gcc", "pkg-config")
+    qemu = Path(os.environ["QEMU_SOURCE"])
+    glib = subprocess.run(["pkg-config", "--cflags", "--libs", "glib-2.0"], check=True,
+                          capture_output=True, text=True).stdout.split()
+    replay = tmp_path / "replay_contrib"
+    subprocess.run(["gcc", "-O2", "-I", str(qemu / "include" / "qemu"),
+                    "-I", str(qemu / "contrib" / "plugins"), "-I", str(PLUGINS / "hotline-cache"),
+                    "-o", str(replay), str(paths.REPO / "bench" / "replay_contrib.c"), *glib],
+                   check=True)
+    (tmp_path / "t.trace").write_bytes(b"".join([
+        block(0, 0x1000, 0x1008, 2),                   # two instructions on one line
+        access(0, 0, READER, paddr=LINE),              # a miss
+        access(0, 1, READER, paddr=LINE + 8),          # the same line: a hit
+        block(1, 0x1000, 0x1008, 2),
+        access(1, 0, READER, paddr=LINE),              # private caches: CPU 1 misses too
+        struct.pack("<BBBBIQQQ", ord("D"), 0, 0, 0, 0, 0, 0, 0),    # skipped
+    ]))
+    out = subprocess.run([str(replay), "t.trace", "cores=2", "l2=on", "evict=lru"],
+                         cwd=tmp_path, check=True, capture_output=True, text=True).stderr
+    rows = {line.split()[0]: [int(f) for f in line.split()[1:] if "%" not in f]
+            for line in out.splitlines() if line.split()[:1] in (["0"], ["1"], ["sum"])}
+    # data accesses, misses; instructions, misses; L2 accesses (the L1 misses), misses
+    assert rows == {"0": [2, 1, 2, 1, 2, 2], "1": [1, 1, 2, 1, 2, 2], "sum": [3, 2, 4, 2, 4, 4]}
