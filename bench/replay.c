@@ -15,7 +15,8 @@
  * The options are the plugin's (cpus=, l1d=, ...; out= is OUT).  The counts
  * are written to OUT in the plugin's format, for comparing two builds of the
  * model on the same stream with cmp.  Only the replay loop is measured when
- * callgrind runs with --toggle-collect=replay_events.
+ * callgrind runs with --toggle-collect=replay_events (replay_woven with
+ * `woven`).
  *
  * Without `threads` the plugin runs as in round-robin TCG (cpu=guest: one
  * thread, no locks), the whole stream in its order.  With it, as in
@@ -109,7 +110,8 @@ static void __attribute__((noinline)) replay_events(const struct trace_event *e,
 
 /* woven: the stream as on_block and on_access hand it to weave.c, a 'D'
  * where the timer's deadline falls. */
-static void replay_woven(const struct trace_event *e, const struct prepared *p, size_t n)
+static void __attribute__((noinline)) replay_woven(const struct trace_event *e,
+						   const struct prepared *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (e[i].type == 'B')

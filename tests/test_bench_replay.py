@@ -254,10 +254,6 @@ def test_every_wait_survives_the_words_table_growing(tmp_path):
     assert reads.groupby("l3")["count"].sum().to_dict() == {"hit": lines}
 
 
-def block(core: int, pc: int, end: int, insns: int) -> bytes:
-    return struct.pack("<BBBBIQQQ", ord("B"), core, 0, 0, insns, pc, end, 0)
-
-
 @pytest.mark.skipif(not os.environ.get("QEMU_SOURCE"),
                     reason="QEMU_SOURCE (a QEMU 10.0.2 source tree) is not set: "
                            "bench/replay_contrib.c includes its contrib/plugins/cache.c")
@@ -272,12 +268,12 @@ def test_the_peers_replay_counts_what_its_private_caches_give_by_hand(tmp_path):
                     "-o", str(replay), str(paths.REPO / "bench" / "replay_contrib.c"), *glib],
                    check=True)
     (tmp_path / "t.trace").write_bytes(b"".join([
-        block(0, 0x1000, 0x1008, 2),                   # two instructions on one line
+        block(0, 0x1000, 2),                           # two instructions on one line
         access(0, 0, READER, paddr=LINE),              # a miss
         access(0, 1, READER, paddr=LINE + 8),          # the same line: a hit
-        block(1, 0x1000, 0x1008, 2),
+        block(1, 0x1000, 2),
         access(1, 0, READER, paddr=LINE),              # private caches: CPU 1 misses too
-        struct.pack("<BBBBIQQQ", ord("D"), 0, 0, 0, 0, 0, 0, 0),    # skipped
+        DEADLINE,                                      # skipped
     ]))
     out = subprocess.run([str(replay), "t.trace", "cores=2", "l2=on", "evict=lru"],
                          cwd=tmp_path, check=True, capture_output=True, text=True).stderr
