@@ -39,34 +39,19 @@
 #include <time.h>
 
 #include "hotline-cache.h"
+#include "plugin-api-stubs.h"
+#include "trace-file.h"
 
-/* QEMU's side of the plugin API: replay calls none of it at run time. */
+/* The rest of QEMU's side that hotline-cache calls: replay calls none of it
+ * at run time. */
 void qemu_plugin_register_vcpu_init_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_simple_cb_t cb)
 {
 	(void)id, (void)cb;
 }
-void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_tb_trans_cb_t cb)
-{
-	(void)id, (void)cb;
-}
-void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, qemu_plugin_udata_cb_t cb, void *userdata)
-{
-	(void)id, (void)cb, (void)userdata;
-}
 #pragma GCC diagnostic ignored "-Wunused-parameter"
-#define UNUSED_API(type, call) type call { abort(); }
-UNUSED_API(void, qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *i,
-	   qemu_plugin_vcpu_udata_cb_t c, enum qemu_plugin_cb_flags f, void *u))
 UNUSED_API(void, qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb *t,
 	   qemu_plugin_vcpu_udata_cb_t c, enum qemu_plugin_cb_flags f, void *u))
-UNUSED_API(void, qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *i,
-	   qemu_plugin_vcpu_mem_cb_t c, enum qemu_plugin_cb_flags f, enum qemu_plugin_mem_rw r,
-	   void *u))
-UNUSED_API(size_t, qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *t))
 UNUSED_API(uint64_t, qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *t))
-UNUSED_API(uint64_t, qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *i))
-UNUSED_API(struct qemu_plugin_insn *, qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *t,
-	   size_t i))
 UNUSED_API(size_t, qemu_plugin_insn_data(const struct qemu_plugin_insn *i, void *d, size_t l))
 UNUSED_API(size_t, qemu_plugin_insn_size(const struct qemu_plugin_insn *i))
 UNUSED_API(bool, qemu_plugin_mem_is_store(qemu_plugin_meminfo_t i))
@@ -174,8 +159,6 @@ int main(int argc, char **argv)
 	char *options[64];
 	int threads = argc > 3 && !strcmp(argv[3], "threads");
 	int woven = argc > 3 && !strcmp(argv[3], "woven"), noptions = 0;
-	FILE *f;
-	long bytes;
 	size_t n, accesses = 0, blocks = 0;
 	struct trace_event *events;
 	struct prepared *prepared;
@@ -199,19 +182,9 @@ int main(int argc, char **argv)
 		weave_install();
 	}
 
-	if (!(f = fopen(argv[1], "r")) || fseek(f, 0, SEEK_END) || (bytes = ftell(f)) < 0 ||
-	    fseek(f, 0, SEEK_SET)) {
-		perror(argv[1]);
+	if (!(events = read_trace(argv[1], &n)))
 		return 1;
-	}
-	n = (size_t)bytes / sizeof(*events);
-	events = malloc(n * sizeof(*events));
 	prepared = calloc(n, sizeof(*prepared));
-	if (fread(events, sizeof(*events), n, f) != n) {
-		fprintf(stderr, "%s: short read\n", argv[1]);
-		return 1;
-	}
-	fclose(f);
 	for (size_t i = 0; i < n; i++) {
 		struct trace_event *e = &events[i];
 

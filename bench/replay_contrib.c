@@ -26,9 +26,10 @@
 #include <time.h>
 
 #include "cache.c"
-#include "trace-event.h"
+#include "plugin-api-stubs.h"
+#include "trace-file.h"
 
-/* QEMU's side of the plugin API, as far as cache.c calls it. */
+/* QEMU's side of the plugin API that cache.c calls at run time. */
 struct qemu_plugin_hwaddr {
 	uint64_t phys;
 };
@@ -58,29 +59,11 @@ void qemu_plugin_outs(const char *string)
 {
 	fputs(string, stderr);
 }
-void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_tb_trans_cb_t cb)
-{
-	(void)id, (void)cb;
-}
-void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, qemu_plugin_udata_cb_t cb, void *userdata)
-{
-	(void)id, (void)cb, (void)userdata;
-}
-/* Translation's: replay prepares the instructions itself (main). */
+/* The rest of translation's, which cache.c calls too. */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
-#define UNUSED_API(type, call) type call { abort(); }
-UNUSED_API(size_t, qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *t))
-UNUSED_API(struct qemu_plugin_insn *, qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *t,
-	   size_t i))
 UNUSED_API(void *, qemu_plugin_insn_haddr(const struct qemu_plugin_insn *i))
-UNUSED_API(uint64_t, qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *i))
 UNUSED_API(char *, qemu_plugin_insn_disas(const struct qemu_plugin_insn *i))
 UNUSED_API(const char *, qemu_plugin_insn_symbol(const struct qemu_plugin_insn *i))
-UNUSED_API(void, qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *i,
-	   qemu_plugin_vcpu_mem_cb_t c, enum qemu_plugin_cb_flags f, enum qemu_plugin_mem_rw r,
-	   void *u))
-UNUSED_API(void, qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *i,
-	   qemu_plugin_vcpu_udata_cb_t c, enum qemu_plugin_cb_flags f, void *u))
 #pragma GCC diagnostic warning "-Wunused-parameter"
 
 /* An instruction's record, made once per address as vcpu_tb_trans makes it. */
@@ -120,13 +103,11 @@ static void __attribute__((noinline)) replay_events(const struct trace_event *e,
 
 int main(int argc, char **argv)
 {
-	qemu_info_t info = { .system_emulation = true };
+	qemu_info_t info = { .system_emulation = true, .system = { .smp_vcpus = 1 } };	/* one core unless cores= */
 	struct trace_event *events;
 	struct prepared *prepared;
 	struct timespec t0, t1;
 	size_t n, blocks = 0, accesses = 0, insns = 0;
-	long bytes;
-	FILE *f;
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: replay_contrib TRACE [CACHE.C OPTIONS...]\n");
@@ -134,19 +115,9 @@ int main(int argc, char **argv)
 	}
 	if (qemu_plugin_install(0, &info, argc - 2, argv + 2))
 		return 1;
-	if (!(f = fopen(argv[1], "r")) || fseek(f, 0, SEEK_END) || (bytes = ftell(f)) < 0 ||
-	    fseek(f, 0, SEEK_SET)) {
-		perror(argv[1]);
+	if (!(events = read_trace(argv[1], &n)))
 		return 1;
-	}
-	n = (size_t)bytes / sizeof(*events);
-	events = malloc(n * sizeof(*events));
 	prepared = calloc(n, sizeof(*prepared));
-	if (!events || !prepared || fread(events, sizeof(*events), n, f) != n) {
-		fprintf(stderr, "%s: short read\n", argv[1]);
-		return 1;
-	}
-	fclose(f);
 	for (size_t i = 0; i < n; i++) {
 		const struct trace_event *e = &events[i];
 
