@@ -27,7 +27,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = HOTLINE_QEMU_PLUGIN_API_VERSION;
 
 static int per_insn;			/* insn=on: contrib cache.c's callbacks */
 
-static void on_block(unsigned int vcpu_index, void *udata)
+/* A block executed, or with insn=on an instruction. */
+static void on_exec(unsigned int vcpu_index, void *udata)
 {
 	(void)vcpu_index, (void)udata;
 }
@@ -55,11 +56,11 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		qemu_plugin_register_vcpu_mem_cb(insn, on_access, QEMU_PLUGIN_CB_NO_REGS,
 						 QEMU_PLUGIN_MEM_RW, NULL);
 		if (per_insn)
-			qemu_plugin_register_vcpu_insn_exec_cb(insn, on_block,
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, on_exec,
 							       QEMU_PLUGIN_CB_NO_REGS, NULL);
 	}
 	if (!per_insn)
-		qemu_plugin_register_vcpu_tb_exec_cb(tb, on_block, QEMU_PLUGIN_CB_R_REGS, NULL);
+		qemu_plugin_register_vcpu_tb_exec_cb(tb, on_exec, QEMU_PLUGIN_CB_R_REGS, NULL);
 }
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,

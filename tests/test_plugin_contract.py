@@ -186,6 +186,19 @@ def test_only_a_plugin_that_includes_the_cache_model_links_it(name, links_model)
     assert (" access_line_unthreaded\n" in symbols) == links_model
 
 
+# ---- the floor plugins (bench/plugin_overhead.py) ---------------------------
+
+@pytest.mark.parametrize("options, complaint", [
+    ([], None), (["insn=on"], None), (["insn=off"], None),
+    (["insn=yes"], "callbacks: unknown option 'insn=yes' (expected out=FILE or insn=on|off)"),
+])
+def test_the_callbacks_floor_takes_insn_on_or_off_only(tmp_path, options, complaint):
+    require_tools("qemu-system-x86_64")
+    ran = run_plugin(plugins.build_plugin("callbacks"), tmp_path / "callbacks.out", options)
+    assert ran.returncode == (0 if complaint is None else 1), ran.stderr
+    assert complaint is None or complaint in ran.stderr
+
+
 # ---- quantum= and phase= (quantum.c) ----------------------------------------
 
 @pytest.mark.parametrize("extra, complaint", [
