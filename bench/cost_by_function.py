@@ -1,7 +1,7 @@
-"""A callgrind or cachegrind profile's instructions charged to the source function whose
-lines they came from, inlined code included: with -flto most of the model is
-inlined into a few functions, and callgrind's own per-function totals say
-only where the code was inlined to, not whose code it was.
+"""A callgrind or cachegrind profile's instructions charged to the source
+function whose lines they came from, inlined code included: with -flto most of
+the model is inlined into a few functions, and callgrind's own per-function
+totals say only where the code was inlined to, not whose code it was.
 
     .venv/bin/python bench/cost_by_function.py PROFILE [--groups]
 
@@ -47,7 +47,9 @@ GROUPS = {
     # Past the two most recent lines: the L1's set, then on a miss the L2, the
     # other cores' L2s and the L3, in one function.
     "the L1 slow path (L2, other cores, L3)": ["cachemodel.c:access_line_slow"],
-    "attribution (records, miss tuples)": ["hotline-cache.c:*", "records.c:*", "output.c:*"],
+    # What the plugin does around the model: a block's fetch loop, the call into
+    # the model, the per-instruction counters and the miss tuples.
+    "the plugin around the model": ["hotline-cache.c:*", "records.c:*", "output.c:*"],
     # bucket() hashes the miss tuples, the instruction records and the weave's words.
     "hashing (bucket)": ["hotline-cache.h:bucket"],
 }
