@@ -103,7 +103,8 @@ static void __attribute__((noinline)) replay_events(const struct trace_event *e,
 
 int main(int argc, char **argv)
 {
-	qemu_info_t info = { .system_emulation = true, .system = { .smp_vcpus = 1 } };	/* one core unless cores= */
+	/* One core unless cores= says otherwise. */
+	qemu_info_t info = { .system_emulation = true, .system = { .smp_vcpus = 1 } };
 	struct trace_event *events;
 	struct prepared *prepared;
 	struct timespec t0, t1;
