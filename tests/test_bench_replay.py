@@ -1,7 +1,9 @@
 """bench/replay.c, the driver that measures the model without QEMU, still
 builds against the plugin's source and replays a stream as the plugin would.
 The stream is four accesses to one line by two CPUs; the outcomes are worked
-out by hand below (skylake-4core's caches, inclusive L3)."""
+out by hand below (skylake-4core's caches, inclusive L3).  bench/replay_contrib.c,
+QEMU's cache plugin on such a stream, is checked the same way where a QEMU
+source tree is at hand."""
 
 import os
 import struct
