@@ -117,15 +117,18 @@ def costs(profile: Path) -> Counter:
 
 def by_function(profile: Path) -> Counter:
     """Ir per "file:function" of hotline's sources, the rest as "(outside hotline)"."""
-    spans: dict[str, list] = {}
+    sources: dict[str, tuple[str, list] | None] = {}    # each file read once
     result: Counter = Counter()
     for (file, line), ir in costs(profile).items():
-        path = Path(file) if Path(file).is_absolute() else REPO / file
-        if REPO not in path.resolve().parents or not path.is_file():
+        if file not in sources:
+            path = Path(file) if Path(file).is_absolute() else REPO / file
+            sources[file] = (path.name, functions(path)) \
+                if REPO in path.resolve().parents and path.is_file() else None
+        if sources[file] is None:
             result["(outside hotline)"] += ir
             continue
-        spans.setdefault(file, functions(path))
-        result[f"{path.name}:{function_of(spans[file], line)}"] += ir
+        name, spans = sources[file]
+        result[f"{name}:{function_of(spans, line)}"] += ir
     return result
 
 
