@@ -9,6 +9,8 @@ import pandas as pd
 import pyarrow as pa
 
 from hotline import sealed
+from hotline.experiment import load_spec, plan, run_conditions
+from hotline.specs import load_system
 
 
 def write_run(directory: Path, manifest: dict, tables: dict[str, pd.DataFrame]) -> Path:
@@ -28,3 +30,12 @@ def write_gathered(directory: Path, runs: pd.DataFrame, tables: dict[str, pd.Dat
         frame.to_parquet(directory / f"{name}.parquet", index=False)
     sealed.write_index(directory, "runs.parquet", pa.Table.from_pandas(runs, preserve_index=False))
     return directory
+
+
+def planned_inputs(spec_path: Path, run_id: str) -> dict:
+    """The part of a run's manifest "inputs" that a sweep compares with the
+    run it plans (experiment.other_conditions), as execute() records it."""
+    spec = load_spec(spec_path)
+    (run,) = [r for r in plan(spec) if r.run_id == run_id]
+    conditions = run_conditions(run, spec, load_system(run.system))
+    return {"guest_image": {"root": conditions.pop("root")}, **conditions}

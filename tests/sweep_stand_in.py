@@ -22,9 +22,11 @@ import pandas as pd
 
 from hotline import sealed
 from hotline.disk_image import planned_image
-from hotline.experiment import RunResult
+from hotline.experiment import RunResult, run_conditions
+from hotline.hashing import hash_json
 from hotline.kernel.build import planned_kernel
 from hotline.simulate.qemu.plugins import planned_plugin
+from hotline.specs import load_system
 from hotline.sweep import step
 
 FAILURE = "the guest kernel panicked or oopsed"
@@ -68,7 +70,13 @@ def build_plugin(name):
 
 def execute(run, spec, spec_path, kernel, image, plugin, out_dir, rerun):
     final = out_dir / run.run_id
-    if not rerun and (final / "manifest.json").is_file():
+    # The conditions as execute() records them (in its inputs), which
+    # done.judge compares with the run planned; the stand-in's key is theirs.
+    conditions = run_conditions(run, spec, load_system(run.system))
+    inputs = {"guest_image": {"root": conditions.pop("root")}, **conditions}
+    key = f"key-of-{run.run_id}-{hash_json(inputs)}"
+    if not rerun and (final / "manifest.json").is_file() and \
+            json.loads((final / "manifest.json").read_text()).get("key") == key:
         journal("reuse", run.run_id)
         return RunResult(run.run_id, final, None, reused=True)
     journal("start", run.run_id, "rerun" if rerun else "")
@@ -84,7 +92,7 @@ def execute(run, spec, spec_path, kernel, image, plugin, out_dir, rerun):
         time.sleep(1)
     failure = FAILURE if matches(run.run_id, "STAND_IN_FAIL") else None
     (work / "guest.log").write_text("hotline: done\n")
-    manifest = {"run_id": run.run_id, "key": f"key-of-{run.run_id}",
+    manifest = {"run_id": run.run_id, "key": key, "inputs": inputs,
                 "status": "failed" if failure else "ok", "failure": failure,
                 "created": datetime.now(timezone.utc).isoformat(timespec="microseconds"),
                 "wall_seconds": 1.5, "guest": {"summary": {"repeat": run.repeat}}}

@@ -6,6 +6,7 @@ files a patch touches (whose source is shown patched)."""
 import pandas as pd
 import pytest
 
+from hotline.records import manifest as run_record
 from hotline.report.annotate import cycle_split, miss_split, partial_writes
 from hotline.results.schema import CYCLE_CAUSES
 from hotline.kernel.source_text import touched_files
@@ -81,15 +82,21 @@ def test_cycles_per_instruction_share_sampled_share_and_wait():
     split = cycle_split(cycles, [K, K + 8])
     assert (split["cycles"], split["samples"]) == (100.0, 4)
     assert split["per_pc"][K] == {"cycles": 40.0, "share": 0.4, "sampled": 0.25,
-                                  "waiting": "load_memory"}
+                                  "skid": None, "waiting": "load_memory"}
     assert split["per_pc"][K + 8] == {"cycles": 60.0, "share": 0.6, "sampled": 0.75,
-                                      "waiting": ""}
+                                      "skid": None, "waiting": ""}
+    # With the skid view: K's stalled load names K + 8 in it (K 0 + 0, K + 8
+    # 3 + 1 of the function's 4): 0% and 100%.
+    cycles["skid_samples"] = pd.array([0, 0, 3, 1, 9], dtype="Int64")
+    split = cycle_split(cycles, [K, K + 8])
+    assert (split["per_pc"][K]["skid"], split["per_pc"][K + 8]["skid"]) == (0.0, 1.0)
 
 
 def test_the_listing_shows_time_beside_misses_when_the_run_has_it(monkeypatch):
     from hotline.report import annotate
     monkeypatch.setattr(annotate, "header", lambda manifest: [])   # needs a whole manifest
-    timed = {"cycles": 40.0, "share": 0.4, "sampled": 0.25, "waiting": "load_memory"}
+    timed = {"cycles": 40.0, "share": 0.4, "sampled": 0.25, "skid": 0.125,
+             "waiting": "load_memory"}
     rows = [{"source": "mm/rmap.c:10", "text": "lock();"},
             {"pc": K, "offset": 0, "instruction": "lock btsl $0x0,(%rdi)", "kind": "rmw",
              "accesses": 4, "misses": {"L1D": {"coherence": 3}}, "partial writes": "",
@@ -101,9 +108,11 @@ def test_the_listing_shows_time_beside_misses_when_the_run_has_it(monkeypatch):
     text = annotate.as_text({}, a)
     assert "100 cycles, 2.0% of the run's; 4 samples" in text
     line = next(line for line in text.splitlines() if "btsl" in line)
-    assert "40" in line and "40.0%" in line and "25.0%" in line and "load_memory" in line
+    assert "40" in line and "40.0%" in line and "25.0%" in line and "12.5%" in line \
+        and "load_memory" in line
     page = annotate.as_html({}, a)
-    assert "<th>sampled</th>" in page and "<td>25.0%</td>" in page
+    assert "<th>next</th>" in page and "<td>25.0%</td>" in page
+    assert "<th>skid</th>" in page and "<td>12.5%</td>" in page
 
 
 def test_a_run_without_an_instructions_table_reads_as_one_with_no_rows(tmp_path):
@@ -165,7 +174,8 @@ def test_a_sampled_runs_estimates_go_beside_the_exact_shares(tmp_path, monkeypat
 
     from hotline.errors import HotlineError
     from hotline.report import annotate
-    run = SimpleNamespace(manifest={"inputs": {"kernel": {"key": "k"}}}, directory=tmp_path)
+    run = SimpleNamespace(manifest=run_record.of({"inputs": {"kernel": {"key": "k"}}}, "m"),
+                          directory=tmp_path)
     what, by_pc = annotate.estimates(run, sampled_run(tmp_path / "s"), [K, K + 0x10])
     assert what == "s (p6-sampled, 40 windows)" and by_pc == {K + 0x10: (0.02, 0.015, 0.025)}
     monkeypatch.setattr(annotate, "header", lambda manifest: [])   # needs a whole manifest

@@ -110,7 +110,7 @@ def test_fork_storm_boots_once_and_measures_twice(tmp_path, tmp_results, monkeyp
         # Counted inside gem5, the L1D's misses are gem5's own count of the
         # misses each L1D sent below (its MSHR misses, per command: its
         # demand total leaves the locked reads out), core by core.
-        assert manifest["gem5"]["misses_from"] == "miss profile"
+        assert manifest["account"]["misses_from"] == "miss profile"
         stats = pd.read_parquet(run.directory / "gem5_stats.parquet")
         sent = stats["name"].str.extract(
             r"^board\.cache_hierarchy\.l1dcaches(\d)\.\w+\.mshrMisses::total$")[0]
@@ -146,8 +146,8 @@ def test_fork_storm_boots_once_and_measures_twice(tmp_path, tmp_results, monkeyp
     [again] = run_experiment(rerun)
     assert again.failure is None, again.failure
     assert not (again.directory / "boot").exists()
-    assert json.loads((again.directory / "manifest.json").read_text())["gem5"]["checkpoint"] \
-        == manifest["gem5"]["checkpoint"]
+    assert json.loads((again.directory / "manifest.json").read_text())["account"]["checkpoint"] \
+        == manifest["account"]["checkpoint"]
 
 
 LRU_SPEC = '''description = "two LRU writers on gem5"
@@ -291,7 +291,7 @@ def test_each_window_measures_the_micro_ops_it_was_given(sampled_run):
     system = specs.load_system("pentium3-4way-o3-sampled")
     measure, width = system.gem5.sampling.measure_micro_ops, system.core.width
     tables = sorted((sampled_run.directory / "gem5" / "cycles").glob("region*.sample*.csv"))
-    manifest = json.loads((sampled_run.directory / "manifest.json").read_text())["gem5"]
+    manifest = json.loads((sampled_run.directory / "manifest.json").read_text())["account"]
     assert len(tables) == manifest["sampled_windows"] * system.cpus
     full, short = 0, collections.Counter()
     for path in tables:
@@ -344,7 +344,7 @@ def test_the_windows_estimate_the_sampled_runs_own_micro_ops(sampled_run):
     20 independent 95% intervals, 4 or more misses happen 1.6% of the
     time).  The counts fall short of gem5's statistic only by the atomic
     cores' faulting micro-ops."""
-    manifest = json.loads((sampled_run.directory / "manifest.json").read_text())["gem5"]
+    manifest = json.loads((sampled_run.directory / "manifest.json").read_text())["account"]
     assert 0.99 * manifest["region_micro_ops"] <= manifest["counted_micro_ops"] <= \
         manifest["region_micro_ops"]
     sampled = pd.read_parquet(sampled_run.directory / "sampled_cycles.parquet").set_index("pc")
@@ -382,7 +382,7 @@ def test_the_sampled_profile_finds_the_exact_ones_top_instructions(o3_run, sampl
     sampled = pd.read_parquet(sampled_run.directory / "sampled_cycles.parquet").set_index("pc")
     assert (sampled["windows"] > 100).all()
     manifest = json.loads((sampled_run.directory / "manifest.json").read_text())
-    assert manifest["gem5"]["sampled_windows"] == sampled["windows"].iloc[0]
+    assert manifest["account"]["sampled_windows"] == sampled["windows"].iloc[0]
     missed = sampling.shares_outside(sampled, pd.read_parquet(o3_run.directory /
                                                               "cycles.parquet"))
     assert len(missed) <= sampling.ALLOWED_OUTSIDE, missed

@@ -6,24 +6,26 @@ boots: the simulator is a stand-in where a run is needed."""
 import errno
 import json
 import os
+import shutil
+import subprocess
 import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from hotline import cli, experiment, paths, simulate, specs
+from hotline import cli, experiment, paths, sealed, simulate, specs
 from hotline.experiment import execution
 from hotline.analysis.results import Results
 from hotline.errors import HotlineError
-from hotline.records import done, layout
+from hotline.records import done, layout, manifest as run_record
 from hotline.results import schema
 from hotline.simulate import guest_log
 from hotline.simulate.backend import Outcome
 from hotline.simulate.qemu import simulator as qemu
 from hotline.sweep import engine, gather, workflow
 from hotline.workloads import load_workload
-from tests.made_runs import write_run
+from tests.made_runs import planned_inputs, write_run
 from tests.test_sweep import journal, out_dir, sandbox, started  # noqa: F401 (a fixture)
 
 GOOD = """
@@ -173,7 +175,7 @@ def test_a_run_with_a_damaged_manifest_is_made_again(tmp_path, monkeypatch):
     (first.directory / "manifest.json").write_text('{"run_id": "trunc')
     again = runner.execute()
     assert not again.reused and runner.simulated == 2
-    assert done.read_manifest(again.directory / "manifest.json")["status"] == "ok"
+    assert run_record.read(again.directory).status == "ok"
 
 
 def corrupt_run(tmp_path) -> Path:
@@ -224,9 +226,15 @@ def test_corrupt_index_in_analysis(tmp_path):
     (tmp_path / "runs.parquet").write_bytes(b"PAR1\x00\x00garbage")
     with pytest.raises(HotlineError) as e:
         Results(tmp_path)
+    assert str(e.value).startswith(f"{tmp_path / sealed.INDEX_SEAL}: missing, so nothing says")
+    # Sealed as it is, it is read, and refused for what it is.
+    sealed.seal_index(tmp_path, "runs.parquet")
+    with pytest.raises(HotlineError) as e:
+        Results(tmp_path)
     assert str(e.value).startswith(f"{tmp_path / 'runs.parquet'}: not a readable Parquet")
     assert "\n" not in str(e.value)
     pd.DataFrame({"run_id": ["r1"]}).to_parquet(tmp_path / "runs.parquet")
+    sealed.seal_index(tmp_path, "runs.parquet")
     with pytest.raises(HotlineError, match="runs.parquet: lacks the column"):
         Results(tmp_path)
 
@@ -236,7 +244,8 @@ def test_gather_sets_aside_a_run_whose_table_is_corrupt(sandbox):  # noqa: F811
     sweep = workflow.load_sweep(sandbox)
     good, bad = sweep.runs[0].run_id, sweep.runs[1].run_id
     for run_id in (good, bad):
-        write_run(out / run_id, {}, {"misses": pd.DataFrame({"run": [run_id], "pc": [1]})})
+        write_run(out / run_id, {"inputs": planned_inputs(sweep.spec_path, run_id)},
+                  {"misses": pd.DataFrame({"run": [run_id], "pc": [1]})})
         (out / layout.RECORDS).mkdir(parents=True, exist_ok=True)
         (out / layout.record_path(run_id)).write_text(json.dumps(
             {"status": "ok", "failure": None, "directory": run_id, "guest_log": None,
@@ -406,3 +415,251 @@ def test_report_of_a_failed_run(tmp_path, capsys):
         {"run_id": "r1", "status": "failed", "failure": reason, "tables": {}}))
     err = fails(capsys, "report", str(run))
     assert f"{run}: the run failed: {reason}; a failed run has no tables to report" in err
+
+
+# ---- Input that must not escape: paths, names, the shell ---------------------
+
+def clean_tree(path: Path) -> Path:
+    """A kernel source tree the workflow accepts: a clean git tree (its key
+    is all the stand-in steps need of it)."""
+    (path / "mm").mkdir(parents=True)
+    (path / "Makefile").write_text("VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = 0\nEXTRAVERSION =\n")
+    (path / "mm" / "memory.c").write_text("")
+    git = ["git", "-C", str(path), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "tree"], check=True)
+    return path
+
+
+@pytest.mark.parametrize("name", ["$(touch {pwned})", "with space", "a: b", "#1"])
+def test_a_kernel_source_path_reaches_the_steps_as_one_word(sandbox, tmp_path, name):  # noqa: F811
+    pwned = tmp_path / "pwned"
+    source = clean_tree(tmp_path / "k" / name.format(pwned=pwned))
+    assert engine.run_sweep(sandbox, jobs=2, kernel_source=str(source)) == 0
+    assert not pwned.exists()
+    # The steps built the kernel of that source, each run ok.
+    assert set(pd.read_parquet(out_dir(sandbox) / layout.INDEX)["status"]) == {"ok"}
+
+
+@pytest.mark.parametrize("stem", ["..", ".", "my #1", "a: b", "{x}", ".hidden", "-rf"])
+def test_an_experiment_named_as_no_folder_can_be_is_refused_before_anything_is_made(
+        sandbox, capsys, stem):  # noqa: F811
+    spec = sandbox.with_name(f"{stem}.toml")
+    spec.write_text(sandbox.read_text())
+    results = Path(os.environ["HOTLINE_RESULTS"])
+    for argv in (["check", str(spec)], ["run", str(spec), "--dry-run"], ["run", str(spec)]):
+        err = fails(capsys, *argv)
+        assert f"{spec}: the experiment's name" in err and "letters, digits" in err
+    # Nothing in the results tree, nor beside it.
+    assert not results.exists() or not any(results.iterdir())
+    assert not (results.parent / ".snakemake").exists()
+    assert not (results.parent / ".sweep").exists()
+
+
+@pytest.mark.parametrize("include", ["/etc/passwd", "../../x.toml", "sub/x.toml", "x.json",
+                                     "/dev/zero"])
+def test_an_include_is_a_spec_beside_it(tmp_path, include):
+    message = rejected(tmp_path, f'include = "{include}"\n' + GOOD)
+    assert "key 'include'" in message and "beside it" in message
+
+
+def test_a_spec_that_is_a_device_or_huge_is_refused_without_reading_it_all(capsys):
+    err = fails(capsys, "check", "/dev/zero")
+    assert "/dev/zero: larger than 64 MiB" in err
+
+
+def test_a_spec_of_too_many_runs_is_refused_before_its_names_are_looked_up(tmp_path,
+                                                                           monkeypatch):
+    looked_up = []
+    monkeypatch.setattr(specs, "load_workload",
+                        lambda name: looked_up.append(name) or load_workload(name))
+    text = GOOD.replace('systems = ["skylake-4core"]',
+                        "systems = [" + ", ".join(['"skylake-4core"'] * 200) + "]")
+    message = rejected(tmp_path, text + "repeats = 100\n")
+    assert "asks for 20,000 runs" in message and not looked_up
+
+
+def gathered_with_run_id(tmp_path, run_id: str) -> Path:
+    from tests.made_runs import write_gathered
+    runs = pd.DataFrame({"run_id": [run_id], "variant": ["baseline"], "workload": ["forkstorm"],
+                         "system": ["skylake-4core"], "repeat": [0], "params": ["{}"],
+                         "status": ["ok"], "summary": [None], "manifest": [None]})
+    return write_gathered(tmp_path / "received", runs,
+                          {"misses": pd.DataFrame({"run": [run_id], "pc": [1]})})
+
+
+def test_a_run_id_from_a_received_folder_never_becomes_a_path(tmp_path, capsys,
+                                                              monkeypatch):
+    monkeypatch.setenv("HOTLINE_RESULTS", str(tmp_path / "results"))
+    escape = tmp_path / "escaped"
+    received = gathered_with_run_id(tmp_path, f"../../../../../../../..{escape}")
+    err = fails(capsys, "diff", str(received), "baseline", "baseline")
+    assert f"{received / 'runs.parquet'}: a run id: " in err and "not a name" in err
+    assert not escape.exists() and not (tmp_path / "results").exists()
+
+
+def test_a_kernel_named_in_a_received_manifest_is_a_name(tmp_path):
+    from hotline.kernel.build import kernel_dir
+    for kernel in ({"variant": "../../../etc", "key": "0" * 64},
+                   {"variant": "baseline", "key": "../../x"}):
+        with pytest.raises(HotlineError, match="the run's manifest: its kernel"):
+            kernel_dir({"inputs": {"kernel": kernel}})
+
+
+# ---- Damaged or mixed results are not taken as valid -------------------------
+
+def test_no_bit_flip_of_a_committed_index_is_read_as_results(tmp_path):
+    """300 single-bit flips of analysis/smoke-results/runs.parquet, spread
+    over the whole file (footer and metadata included): each is refused in
+    one line naming the index, none read with changed values, none ends in
+    a traceback."""
+    import random
+    copy = tmp_path / "smoke"
+    shutil.copytree(paths.REPO / "analysis" / "smoke-results", copy)
+    index = copy / "runs.parquet"
+    original = index.read_bytes()
+    Results(copy)  # as committed: read
+    flips = random.Random(56).sample(range(len(original) * 8), 300)
+    for bit in flips:
+        damaged = bytearray(original)
+        damaged[bit // 8] ^= 1 << (bit % 8)
+        index.write_bytes(bytes(damaged))
+        with pytest.raises(HotlineError) as e:
+            Results(copy)
+        assert str(e.value).startswith(f"{index}: its content is not what was written"), bit
+        assert "\n" not in str(e.value)
+    index.write_bytes(original)
+
+
+def test_a_row_added_to_a_committed_index_is_refused(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    copy = tmp_path / "smoke"
+    shutil.copytree(paths.REPO / "analysis" / "smoke-results", copy)
+    table = pq.read_table(copy / "runs.parquet")
+    pq.write_table(pa.concat_tables([table, table.slice(0, 1)]), copy / "runs.parquet")
+    with pytest.raises(HotlineError, match="runs.parquet: .* bytes where .* were written"):
+        Results(copy)
+
+
+def test_a_run_folder_copied_from_another_experiment_is_not_taken_as_done(
+        sandbox, capfd):  # noqa: F811
+    """The same run id, made with another quantum: the dry run says it
+    would be made again, the run makes it again, and gathering never
+    indexes the copy as this experiment's run."""
+    sandbox.write_text(GOOD + 'plugin = "hotline-cache"\nquantum = 5000\n')
+    other = sandbox.with_name("other.toml")
+    other.write_text(GOOD + 'plugin = "hotline-cache"\nquantum = 10000\n')
+    assert engine.run_sweep(sandbox, jobs=1) == 0
+    (run_id,) = [r.run_id for r in workflow.load_sweep(other).runs]
+    shutil.copytree(out_dir(sandbox), out_dir(other))   # the folder, records and all
+    capfd.readouterr()
+    # Gathered as it is, the copy is not indexed as a result of `other`.
+    frame = gather.index(other, out_dir(other)).set_index("run_id")
+    assert frame.loc[run_id, "status"] == "failed"
+    assert "made with other conditions" in frame.loc[run_id, "failure"]
+    shutil.rmtree(out_dir(other))
+    shutil.copytree(out_dir(sandbox), out_dir(other))
+    assert engine.run_sweep(other, dry_run=True) == 0
+    assert f"run {run_id}: " in capfd.readouterr().err
+    before = time.time()
+    assert engine.run_sweep(other, jobs=1) == 0
+    assert started(other, before) == [run_id]
+    index = pd.read_parquet(out_dir(other) / layout.INDEX)
+    manifest = json.loads(index["manifest"][0])
+    assert index["status"][0] == "ok" and manifest["inputs"]["backend"]["quantum"] == 10000
+
+
+def test_no_two_repeats_run_at_the_same_phase(tmp_path):
+    """Quantum 1,000 on 4 CPUs: the 1,000 repeats a spec may ask for have
+    distinct phases (a hash modulo the period gave r2 and r57 the same);
+    with quantum 100 the period has 400, and a 401st repeat is refused in
+    one line."""
+    from hotline.simulate.qemu import Qemu
+    text = GOOD + 'plugin = "hotline-cache"\n'
+    path = tmp_path / "exp.toml"
+    path.write_text(text + "quantum = 1000\nrepeats = 1000\n")
+    spec = experiment.load_spec(path)
+    system = specs.load_system("skylake-4core")
+    phases = [Qemu.phase(spec, system, r) for r in range(spec.repeats)]
+    assert phases[0] == 0 and len(set(phases)) == 1000
+    assert all(0 < p < 4000 for p in phases[1:])
+    path.write_text(text + "quantum = 100\nrepeats = 400\n")
+    spec = experiment.load_spec(path)
+    assert len({Qemu.phase(spec, system, r) for r in range(400)}) == 400
+    message = rejected(tmp_path, text + "quantum = 100\nrepeats = 401\n")
+    assert "401 repeats" in message and "only 400 distinct phases" in message
+
+
+def test_check_says_how_repeats_differ_and_runs_the_backends_checks(tmp_path, capsys):
+    path = tmp_path / "exp.toml"
+    path.write_text(GOOD + 'plugin = "hotline-cache"\nrepeats = 3\n')
+    assert cli.main(["check", str(path)]) == 0
+    assert "3 repeats, differing by the phase of the vCPU turns" in capsys.readouterr().err
+
+
+# ---- `check` refuses what `run` refuses; settings where they cannot apply --
+
+def test_a_workload_on_fewer_cpus_than_it_runs_on_is_refused(tmp_path, capsys):
+    text = GOOD.replace('"skylake-4core"', '"pentium3-1way"').replace(
+        '{ name = "forkstorm", scale = "smoke" }', '{ name = "cachebench", scale = "smoke" }')
+    message = rejected(tmp_path, text)
+    assert "workload cachebench runs on 2 CPUs; system 'pentium3-1way' (systems.0) has 1" \
+        in message
+    assert "workload cachebench runs on 2 CPUs" in fails(capsys, "check", str(tmp_path / "exp.toml"))
+
+
+def test_a_memory_too_small_for_any_dump_says_so_without_a_negative_size(tmp_path):
+    text = GOOD.replace('"skylake-4core"', '"pentium3-4way-64m"').replace(
+        '{ name = "forkstorm", scale = "smoke" }', '{ name = "dumpcopy", scale = "smoke" }')
+    message = rejected(tmp_path, text)
+    assert "memory_mib = 64 has no room for it" in message and "-" not in message.split(
+        "memory_mib = 64")[1].split(";")[0]
+
+
+GEM5_SPEC = ('description = "d"\nbackend = "gem5"\nroot = "disk"\nvariants = ["baseline"]\n'
+             'systems = ["pentium3-4way"]\nworkloads = [{ name = "forkstorm", scale = "smoke" }]\n')
+
+
+@pytest.mark.parametrize("line, key", [('mode = "parallel"', "mode"), ("quantum = 0", "quantum")])
+def test_a_qemu_setting_on_gem5_is_refused_even_at_its_default_value(tmp_path, line, key):
+    (tmp_path / "exp.toml").write_text(GEM5_SPEC + line + "\n")
+    with pytest.raises(HotlineError, match=f"key '{key}': "):
+        experiment.load_spec(tmp_path / "exp.toml")
+
+
+@pytest.mark.parametrize("extra", ['mode = "parallel"\nquantum = 0', "quantum = 0"])
+def test_a_quantum_of_zero_where_no_quantum_applies_is_refused(tmp_path, extra):
+    (tmp_path / "exp.toml").write_text(GOOD + extra + "\n")
+    with pytest.raises(HotlineError, match="key 'quantum': bounds the vCPU turns"):
+        experiment.load_spec(tmp_path / "exp.toml")
+
+
+def test_gem5_pointing_at_a_text_file_is_said_as_such(tmp_path, monkeypatch):
+    from hotline.simulate.gem5 import simulator as gem5
+    text = tmp_path / "gem5.opt"
+    text.write_text("not a program\n")
+    text.chmod(0o755)
+    monkeypatch.setenv("GEM5", str(text))
+    with pytest.raises(HotlineError, match=r"GEM5=.*gem5.opt: not a program \(no ELF header\)"):
+        gem5.gem5_binary()
+
+
+def test_slim_of_a_truncated_table_names_it(tmp_path):
+    from hotline.analysis import slim
+    copy = tmp_path / "smoke"
+    shutil.copytree(paths.REPO / "analysis" / "smoke-results", copy)
+    table = copy / "rapw.parquet"
+    table.write_bytes(table.read_bytes()[:1000])
+    with pytest.raises(HotlineError) as e:
+        slim.slim(copy, tmp_path / "slim")
+    assert str(e.value).startswith(f"{table}: 1000 bytes where ") and "\n" not in str(e.value)
+
+
+def test_diff_of_a_run_whose_tables_hold_none_of_it_is_one_line(tmp_path):
+    from hotline.report.diff import Side
+    side = Side("r1", "baseline", schema.empty(schema.TABLES["misses"]),
+                schema.empty(schema.TABLES["instructions"]), schema.empty(schema.TABLES["roi"]))
+    with pytest.raises(HotlineError, match="run r1: its tables hold no row of its region"):
+        side.cost()

@@ -29,7 +29,7 @@ from hotline.records import layout
 from hotline.report import diff, pprof, render, run as report_run
 from hotline.figures import Picture
 from hotline.sweep import engine, gather, workflow
-from tests.made_runs import write_run
+from tests.made_runs import planned_inputs, write_run
 from tests.test_hostile import GOOD, TABLES, Stand_in, fails, rejected
 from tests.test_notebooks import copy_gathered
 from tests.test_sweep import journal, out_dir, sandbox, started  # noqa: F401 (a fixture)
@@ -165,7 +165,8 @@ def test_gathering_on_a_full_disk(sandbox, small_disk, monkeypatch):  # noqa: F8
     sweep = workflow.load_sweep(sandbox)
     out = sweep.out_dir
     for step in sweep.runs[:2]:
-        write_run(out / step.run_id, {}, {"misses": pd.DataFrame({"pc": range(20_000)})})
+        write_run(out / step.run_id, {"inputs": planned_inputs(sweep.spec_path, step.run_id)},
+                  {"misses": pd.DataFrame({"pc": range(20_000)})})
         (out / layout.RECORDS).mkdir(parents=True, exist_ok=True)
         (out / layout.record_path(step.run_id)).write_text(json.dumps(
             {"status": "ok", "failure": None, "directory": step.run_id, "guest_log": None,
@@ -280,6 +281,29 @@ def test_analyse_on_a_disk_that_fills_leaves_no_truncated_page(small_disk, monke
         notebooks.analyse(results)
     one_line(e, page, "No space left on device")
     assert not page.exists() and not outputs.staging_path(page).exists()
+
+
+def test_analyse_on_a_full_disk_names_the_notebook_and_leaves_none(small_disk, monkeypatch):
+    """The disk fills before the claims notebook is executed: one line
+    naming the executed notebook, and no empty notebook left behind."""
+    import papermill
+    results = small_disk / "exp"
+    copy_gathered(results, ignore=lambda d, names: [
+        n for n in names if n.endswith(".parquet") and n not in ("runs.parquet", "roi.parquet")])
+    sealed.write_index(results, "runs.parquet", pq.read_table(results / "runs.parquet"))
+    monkeypatch.setattr(notebooks, "notebooks",
+                        lambda: [notebooks.NOTEBOOKS / "claims.ipynb"])
+    real = papermill.execute_notebook
+
+    def fill_then_execute(*args, **kwargs):
+        fill(small_disk)
+        return real(*args, **kwargs)
+    monkeypatch.setattr(papermill, "execute_notebook", fill_then_execute)
+    executed = results / "analysis" / "claims.ipynb"
+    with pytest.raises(HotlineError) as e:
+        notebooks.analyse(results)
+    one_line(e, executed, "No space left on device")
+    assert not executed.exists() and not outputs.staging_path(executed).exists()
 
 
 # ---- reuse checks what it reuses ---------------------------------------------------
@@ -402,7 +426,8 @@ def test_a_manifest_with_cpus_four(tmp_path, capsys, monkeypatch):
         {name: pd.DataFrame({c: [] for c in columns}) for name, columns in TABLES.items()})
     monkeypatch.setattr(report_run, "kernel_dir", lambda manifest: tmp_path)  # no build here
     err = fails(capsys, "report", str(run))
-    assert "not a manifest the report can read (ValueError: invalid literal for int()" in err
+    assert f"{run / 'manifest.json'}: cpus = 'four', where every system spec has an " \
+        "integer >= 1" in err and f"delete {run}" in err
 
 
 def test_a_manifest_unchanged_is_reusable_and_one_changed_is_not(tmp_path, monkeypatch):

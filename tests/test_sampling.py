@@ -49,7 +49,7 @@ def test_the_report_names_what_missed_and_a_run_without_the_table(tmp_path, caps
     """On runs as hotline leaves them: a swapped pair, or a table changed
     since its run sealed it, is refused in one line."""
     exact = write_run(tmp_path / "exact", {}, {"cycles": EXACT})
-    sampled = write_run(tmp_path / "sampled", {"gem5": {"counted_micro_ops": 1000}},
+    sampled = write_run(tmp_path / "sampled", {"account": {"counted_micro_ops": 1000}},
                         {"sampled_cycles": SAMPLED.reset_index()})
     text = sampling.report(exact, sampled, top=3)
     assert text.splitlines()[0] == "3 instructions seen in 120 windows"

@@ -22,7 +22,7 @@ from hotline.records import layout
 from hotline.simulate import qemu
 from hotline.sweep import engine, gather, workflow
 from hotline.sweep.workflow import load_sweep
-from tests.made_runs import write_run
+from tests.made_runs import planned_inputs, write_run
 
 SPEC = """
 description = "sweep test"
@@ -292,12 +292,15 @@ def test_rerun_and_changed_conditions(sandbox, monkeypatch):
     before = time.time()
     assert engine.run_sweep(sandbox, jobs=2) == 0
     assert not [w for w in journal(sandbox) if float(w[0]) >= before]
-    # Another mode is another condition of every run: the steps run, and the
-    # run's own key check decides (the stand-in's key ignores the mode).
+    # Another mode is another condition of every run: the steps run, and
+    # simulate anew (the key, the stand-in's too, holds the mode); no run
+    # is taken for failed on the way.
     sandbox.write_text(SPEC + 'repeats = 1\nmode = "parallel"\n')
     before = time.time()
     assert engine.run_sweep(sandbox, jobs=2) == 0
-    assert sorted(w[1] for w in journal(sandbox) if float(w[0]) >= before) == ["reuse"] * 4
+    assert sorted(w[1] for w in journal(sandbox) if float(w[0]) >= before) == \
+        ["end"] * 4 + ["start"] * 4
+    assert set(pd.read_parquet(out_dir(sandbox) / layout.INDEX)["status"]) == {"ok"}
 
 
 def test_gather_unifies_tables_and_drops_stale_ones(sandbox, tmp_path):
@@ -307,7 +310,9 @@ def test_gather_unifies_tables_and_drops_stale_ones(sandbox, tmp_path):
     for run_id, frame in ((first, pd.DataFrame({"pc": [1], "count": [5]})),
                           (second, pd.DataFrame({"run": [second], "pc": [2], "count": [7],
                                                  "symbol": ["zap_pte_range"]}))):
-        write_run(out / run_id, {"wall_seconds": 1.0}, {"misses": frame})
+        write_run(out / run_id, {"wall_seconds": 1.0,
+                                 "inputs": planned_inputs(sweep.spec_path, run_id)},
+                  {"misses": frame})
         (out / layout.RECORDS).mkdir(parents=True, exist_ok=True)
         (out / layout.RECORDS / f"{run_id}.json").write_text(json.dumps(
             {"status": "ok", "failure": None, "directory": run_id, "guest_log": None,

@@ -20,9 +20,13 @@ def cmd_run(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from hotline.experiment import load_spec, plan
-    runs = plan(load_spec(Path(args.spec)))
-    say(f"{args.spec}: valid, {len(runs)} run(s)")
+    from hotline import simulate
+    from hotline.experiment import load_spec, plan, repeats
+    spec = load_spec(Path(args.spec))
+    # Every check `run` makes before building, the backend's own included.
+    simulate.get_backend(spec.backend).check(spec, Path(args.spec))
+    runs = plan(spec)
+    say(f"{args.spec}: valid, {len(runs)} run(s), {repeats(spec)}")
     for r in runs:
         print(r.run_id)
     return 0
@@ -161,7 +165,9 @@ def cmd_test(args) -> int:
     from hotline.kernel.build import build_kernel
     pytest_args = list(args.pytest_args)
     if args.unit:
-        pytest_args += ["-m", "not boot"]
+        # Nothing that boots, installs a Debian root or starts Slurm (those
+        # run in the whole suite, and in CI); -m replaces pyproject's.
+        pytest_args += ["-m", "not boot and not fresh_root and not slurm and not allvariants"]
     else:
         # The boot tests need the baseline kernel and the image; building
         # them here, before pytest captures the console, shows the progress.
@@ -184,7 +190,8 @@ def command_line() -> argparse.ArgumentParser:
 
     p = sub.add_parser("test", help="run the test suite (arguments go to pytest)")
     p.add_argument("--unit", action="store_true",
-                   help="only the tests that boot nothing (no kernel build)")
+                   help="only the tests that boot nothing, install no Debian root and start "
+                        "no Slurm (minutes, no kernel build)")
     p.set_defaults(func=cmd_test)
 
     p = sub.add_parser("run", help="run an experiment spec (configs/experiments/*.toml) as a "

@@ -7,10 +7,20 @@ from pathlib import Path
 from hotline.errors import HotlineError
 
 
-def read_text(path: Path) -> str:
+# Larger than any spec, series, manifest or record hotline writes: a file
+# past it (or /dev/zero) is not one of them, and is not read to the end.
+MAX_BYTES = 64 << 20
+
+
+def read_text(path: Path, limit: int = MAX_BYTES) -> str:
     path = Path(path)
     try:
-        return path.read_bytes().decode("utf-8")
+        with open(path, "rb") as f:
+            data = f.read(limit + 1)
+        if len(data) > limit:
+            raise HotlineError(f"{path}: larger than {limit >> 20} MiB, which no file hotline "
+                               "reads as text is: give the spec, manifest or record itself")
+        return data.decode("utf-8")
     except FileNotFoundError:
         raise HotlineError(f"{path}: no such file") from None
     except IsADirectoryError:

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from hotline import paths, tomlfile
+from hotline import names, paths, tomlfile
 from hotline.errors import HotlineError
 from hotline.kernel.variants import available_variants
 from hotline.tomlfile import Strict
@@ -339,9 +339,9 @@ def _check_group(path: Path, spec: ExperimentSpec, prefix: str, group: Group) ->
         except HotlineError as e:
             raise HotlineError(f"{path}: key '{workloads_key}workloads.{i}': {e}") from None
         for j, name in enumerate(group.systems or spec.systems):
-            if problem := workload.memory_problem(
-                    params, load_system(name).memory_mib,
-                    f"system '{name}' ({systems_key}systems.{j})"):
+            system, where = load_system(name), f"system '{name}' ({systems_key}systems.{j})"
+            if problem := (workload.cpus_problem(system.cpus, where) or
+                           workload.memory_problem(params, system.memory_mib, where)):
                 raise HotlineError(f"{path}: key '{workloads_key}workloads.{i}': {problem}")
 
 
@@ -356,6 +356,10 @@ def _experiment_table(path: Path) -> dict:
     if not isinstance(include, str):
         raise HotlineError(f"{path}: key 'include': the file name of an experiment spec "
                            f"beside it, not {tomlfile.toml_value(include)}")
+    # A file name beside the spec, nothing else: an include names no path.
+    if names.problem(include) or not include.endswith(".toml"):
+        raise HotlineError(f"{path}: key 'include': '{include}' is not the file name of a spec "
+                           f"beside it (NAME.toml: {names.ALLOWED})")
     included = path.parent / include
     try:
         if "include" in tomlfile.read(included):
@@ -371,15 +375,18 @@ def load_experiment(path: Path) -> ExperimentSpec:
     workload it names, in its own lists and in every [[also]] table, so that
     a bad spec fails before anything is built.  What of it its backend
     cannot run is the backend's to say: experiment.load_spec() asks it."""
+    # The file's name is the experiment's, and names its results folder.
+    names.check(Path(path).stem, f"{path}: the experiment's name (its file name)")
     spec = tomlfile.validate(path, _experiment_table(path), ExperimentSpec)
-    _check_group(path, spec, "", Group(variants=spec.variants, systems=spec.systems,
-                                       workloads=spec.workloads))
-    for i, group in enumerate(spec.also):
-        _check_group(path, spec, f"also.{i}.", group)
+    # Counted before each name is looked up, which takes long for many.
     runs = sum(len(g.variants) * len(g.systems) * len(g.workloads) for g in spec.groups()) \
         * spec.repeats
     if runs > MAX_RUNS:
         raise HotlineError(f"{path}: asks for {runs:,} runs (variants x systems x workloads x "
                            f"repeats, over every group); at most {MAX_RUNS:,}: split it into "
                            "several experiments")
+    _check_group(path, spec, "", Group(variants=spec.variants, systems=spec.systems,
+                                       workloads=spec.workloads))
+    for i, group in enumerate(spec.also):
+        _check_group(path, spec, f"also.{i}.", group)
     return spec

@@ -12,6 +12,8 @@ A workload declares what it needs of the machine beyond its parameters:
   of that many MiB.
 - tmpfs_mib = PARAM: it keeps a file of PARAM MiB in /tmp, a tmpfs in guest
   memory; a system too small to hold it is refused before anything runs.
+- min_cpus = N: it runs threads on CPUs 0 to N-1; a system with fewer is
+  refused before anything runs.
 """
 
 import re
@@ -88,6 +90,7 @@ class Workload:
     scales: dict[str, dict[str, int]]
     scratch_disks: ScratchDisks | None = None
     tmpfs_param: str | None = None      # the parameter giving its /tmp file's MiB
+    min_cpus: int = 1
 
     def resolve_params(self, scale: str, overrides: dict[str, int]) -> dict[str, int]:
         """The parameter values for a scale with overrides, all range-checked."""
@@ -107,6 +110,14 @@ class Workload:
                                    f"outside {p.minimum}..{p.maximum}")
         return values
 
+    def cpus_problem(self, cpus: int, system: str) -> str | None:
+        """Why `system`, a machine of `cpus` CPUs, cannot run the workload,
+        or None if it can."""
+        if cpus >= self.min_cpus:
+            return None
+        return (f"workload {self.name} runs on {self.min_cpus} CPUs; {system} has {cpus}: "
+                f"give it a system with at least {self.min_cpus}")
+
     def memory_problem(self, params: dict[str, int], memory_mib: int,
                        system: str) -> str | None:
         """Why `system`, a machine with memory_mib of memory, cannot run the
@@ -116,9 +127,10 @@ class Workload:
         file_mib, room = params[self.tmpfs_param], guest_tmpfs_mib(memory_mib)
         if file_mib <= room:
             return None
+        holds = f"holds at most {room} MiB" if room > 0 else "has no room for it"
         return (f"workload {self.name}: {self.tmpfs_param} = {file_mib} does not fit in the "
                 f"guest's /tmp (a tmpfs of half the memory the kernel manages) on {system}, "
-                f"whose memory_mib = {memory_mib} holds at most {room} MiB; give it a system "
+                f"whose memory_mib = {memory_mib} {holds}; give it a system "
                 f"with memory_mib >= {memory_for_tmpfs_mib(file_mib)} or a smaller "
                 f"{self.tmpfs_param}")
 
@@ -147,6 +159,7 @@ class _WorkloadFile(Strict):
     scales: dict[str, dict[str, int]] = Field(min_length=1)
     scratch_disks: _ScratchDisksFile | None = None
     tmpfs_mib: str | None = None
+    min_cpus: int = Field(default=1, ge=1)
 
     @model_validator(mode="after")
     def _names_are_parameters(self):
@@ -178,4 +191,5 @@ def load_workload(name: str) -> Workload:
     params = {k: Param(k, v.description, v.min, v.max) for k, v in data.params.items()}
     scratch = ScratchDisks(data.scratch_disks.count, data.scratch_disks.size_mib) \
         if data.scratch_disks else None
-    return Workload(name, data.description, params, data.scales, scratch, data.tmpfs_mib)
+    return Workload(name, data.description, params, data.scales, scratch, data.tmpfs_mib,
+                    data.min_cpus)

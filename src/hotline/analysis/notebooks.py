@@ -9,6 +9,7 @@ a label: the same experiment on gem5 ("gem5"), on another machine ("QEMU,
 32-byte lines"), ...  A notebook whose metadata says {"hotline": {"hide_code": true}} is
 written as HTML without its code cells' input: a page for readers."""
 
+import warnings
 from pathlib import Path
 
 from hotline import outputs, paths
@@ -105,17 +106,25 @@ def analyse(results_dir: Path, gem5_dir: Path | None = None,
         parameters = {"results_dir": str(results_dir)}
         if MORE_PARAMETER in papermill.inspect_notebook(str(notebook)):
             parameters[MORE_PARAMETER] = {label: str(d) for label, d in more.items()}
-        with phase(f"notebook {notebook.stem}"):
+        failed = None
+        # Written whole or not at all (a full disk leaves no empty notebook);
+        # a notebook that fails is kept, to be read at the cell that failed.
+        with phase(f"notebook {notebook.stem}"), outputs.replacing(executed) as partial, \
+                warnings.catch_warnings():
+            # The staging name's suffix is not .ipynb, which papermill warns of.
+            warnings.filterwarnings("ignore", message="The specified file")
             try:
-                papermill.execute_notebook(str(notebook), str(executed), cwd=str(NOTEBOOKS),
+                papermill.execute_notebook(str(notebook), str(partial), cwd=str(NOTEBOOKS),
                                            parameters=parameters,
                                            progress_bar=False, kernel_name="python3",
                                            # Quiet ipykernel's warning that its
                                            # local TCP sockets are unencrypted.
                                            extra_arguments=["--IPKernelApp.log_level=ERROR"])
             except papermill.PapermillExecutionError as e:
-                raise HotlineError(f"notebook {notebook.name} failed at cell {e.exec_count}: "
-                                   f"{e.ename}: {e.evalue} (executed copy: {executed})") from None
+                failed = e
+        if failed:
+            raise HotlineError(f"notebook {notebook.name} failed at cell {failed.exec_count}: "
+                               f"{failed.ename}: {failed.evalue} (executed copy: {executed})")
         node = nbformat.read(executed, as_version=4)
         hide = bool(node.metadata.get("hotline", {}).get("hide_code"))
         html, _ = HTMLExporter(exclude_input=hide, exclude_input_prompt=hide,

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow as pa
 
-from hotline import sealed
+from hotline import names, sealed
 from hotline.errors import HotlineError, first_line
 from hotline.kernel.build import kernel_dir
 from hotline.results import schema
@@ -62,12 +62,12 @@ class Results:
         if not (self.directory / "runs.parquet").is_file():
             raise HotlineError(f"{self.directory} has no runs.parquet: give the directory of a "
                                "gathered experiment (./hotline run SPEC writes it)")
-        self.runs  # read now: a damaged index fails here, with its name
-        # The tables beside it are those gathered with it, whole: a table
-        # missing, cut short or changed would be read as runs that made
-        # nothing, or as other results.
+        # The index and the tables beside it are those gathered together,
+        # whole: one missing, cut short or changed would be read as runs
+        # that made nothing, or as other results.
         if problem := sealed.index_breach(self.directory, "runs.parquet"):
             raise HotlineError(f"{problem}; {_regather(self.directory / 'runs.parquet')}")
+        self.runs  # read now: a damaged index fails here, with its name
 
     @cached_property
     def runs(self) -> pd.DataFrame:
@@ -75,6 +75,11 @@ class Results:
         also get cpus, the guest's summary and the kernel's counters."""
         path = self.directory / "runs.parquet"
         runs = _read(path, RUNS_COLUMNS)
+        # Run ids name folders and files (diff's, a report's): whatever a
+        # folder from elsewhere holds must be a name, not a path.
+        for run_id in runs["run_id"]:
+            if problem := names.problem(run_id):
+                raise HotlineError(f"{path}: a run id: {problem}; {_regather(path)}")
         # Runs that did not succeed have no manifest or summary (missing values).
         manifests = [_json(m, path, r) or {}
                      for m, r in zip(runs["manifest"].astype(object), runs["run_id"])]

@@ -26,7 +26,7 @@ from pathlib import Path
 import pandas as pd
 
 from hotline.errors import HotlineError, guarded
-from hotline.records import done
+from hotline.records import done, manifest as run_record
 
 TOP = 20
 # The most of TOP independent 95% intervals that may miss by chance alone
@@ -75,10 +75,10 @@ def read(exact_dir: Path, sampled_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame
         if not (Path(directory) / table).is_file():
             raise HotlineError(f"{directory} has no {table}: give an exact O3 run and a sampled "
                                "one (pentium3-4way-o3 and pentium3-4way-o3-sampled, say)")
-    manifest = done.read_manifest(Path(sampled_dir) / "manifest.json")
+    manifest = run_record.read(Path(sampled_dir))
     sampled = pd.read_parquet(Path(sampled_dir) / "sampled_cycles.parquet").set_index("pc")
     return (pd.read_parquet(Path(exact_dir) / "cycles.parquet"), sampled,
-            float(manifest["gem5"]["counted_micro_ops"]))
+            float((manifest.account or {})["counted_micro_ops"]))
 
 
 def report(exact_dir: Path, sampled_dir: Path, top: int = TOP) -> str:

@@ -190,9 +190,8 @@ def slim(source: Path, target: Path, claims_only: bool = False) -> dict[str, tup
     """Every table of the gathered results in source, slimmed, into target
     (which may be source), with claims_only to what the claims read;
     {table: (rows before, rows after)}."""
+    _check_gathered(source)
     tables = {p.stem: pq.read_table(p) for p in sorted(Path(source).glob("*.parquet"))}
-    if "runs" not in tables:
-        raise HotlineError(f"{source} has no runs.parquet: give a gathered results directory")
     slimmed = dict(tables)
     if "misses" in tables:
         misses = tables["misses"].to_pandas()
@@ -236,9 +235,7 @@ def merge(sources: list[Path], target: Path, replace: bool = False) -> None:
     more repeats, replacing those committed)."""
     read = []
     for source in sources:
-        if not (Path(source) / "runs.parquet").is_file():
-            raise HotlineError(f"{source} has no runs.parquet: give a gathered results "
-                               "directory")
+        _check_gathered(source)
         read.append({p.stem: pq.read_table(p) for p in sorted(Path(source).glob("*.parquet"))})
     run_ids = [set(t["runs"].column("run_id").to_pylist()) for t in read]
     tables: dict[str, list[pa.Table]] = {}
@@ -266,6 +263,16 @@ def merge(sources: list[Path], target: Path, replace: bool = False) -> None:
             with outputs.replacing(target / f"{name}.parquet") as partial:
                 pq.write_table(merged[name], partial)
     sealed.write_index(target, "runs.parquet", merged["runs"])
+
+
+def _check_gathered(source: Path) -> None:
+    """source's tables are a gathered experiment's, as its seal lists them;
+    one line saying what is not otherwise."""
+    if not (Path(source) / "runs.parquet").is_file():
+        raise HotlineError(f"{source} has no runs.parquet: give a gathered results directory")
+    if problem := sealed.index_breach(source, "runs.parquet"):
+        raise HotlineError(f"{problem}; slim the results as they were gathered (./hotline "
+                           "run SPEC gathers them anew)")
 
 
 def _table(frame: pd.DataFrame) -> pa.Table:
@@ -324,14 +331,14 @@ def main(argv: list[str]) -> int:
 
 def install(trial: Path, target: Path) -> None:
     """The tables of the slimmed directory trial in target, as they are,
-    runs.parquet last (its seal lists the others' bytes, which a copy
-    keeps); target's tables that trial lacks removed first."""
+    their seal and runs.parquet last (the seal lists every table's bytes,
+    which a copy keeps); target's tables that trial lacks removed first."""
     target = outputs.make_dir(Path(target))
     tables = {p.name for p in trial.glob("*.parquet")}
     (target / "runs.parquet").unlink(missing_ok=True)   # not valid while the others change
     for left_out in (p for p in target.glob("*.parquet") if p.name not in tables):
         left_out.unlink()
-    for name in sorted(tables - {"runs.parquet"}) + ["runs.parquet"]:
+    for name in sorted(tables - {"runs.parquet"}) + [sealed.INDEX_SEAL, "runs.parquet"]:
         with outputs.replacing(target / name) as partial:
             shutil.copyfile(trial / name, partial)
 

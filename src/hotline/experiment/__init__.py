@@ -12,9 +12,10 @@ execution (one run simulated and recorded, and the experiment run whole
 without the sweep workflow).
 """
 
-from hotline.experiment.conditions import command_line, run_conditions, run_inputs
+from hotline.experiment.conditions import (command_line, other_conditions,
+                                          run_conditions, run_inputs)
 from hotline.experiment.execution import RunResult, execute, hotline_revision, run_experiment
 from hotline.experiment.planning import PlannedRun, load_spec, plan, repeats
 
 __all__ = ["PlannedRun", "RunResult", "command_line", "execute", "hotline_revision",
-           "load_spec", "plan", "repeats", "run_conditions", "run_experiment", "run_inputs"]
+           "load_spec", "other_conditions", "plan", "repeats", "run_conditions", "run_experiment", "run_inputs"]

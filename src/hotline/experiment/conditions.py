@@ -5,7 +5,7 @@ line, repeat), then those with the kernel, guest image and plugin builds."""
 from hotline import simulate, specs
 from hotline.disk_image import DiskImage
 from hotline.experiment.planning import PlannedRun
-from hotline.hashing import hash_file
+from hotline.hashing import hash_file, hash_json, short
 from hotline.kernel.build import Kernel
 from hotline.simulate.command_line import kernel_command_line
 from hotline.simulate.qemu.plugins import Plugin
@@ -52,3 +52,33 @@ def run_inputs(run: PlannedRun, spec: specs.ExperimentSpec, system: specs.System
                                                else "initramfs_sha256"]},
         **inputs,
     }
+
+
+def recorded_conditions(inputs: dict) -> dict:
+    """The run_conditions() a run's recorded inputs (run_inputs(), in its
+    manifest) were made with: what run_inputs() adds taken out again, so
+    that a run directory can be compared with the run planned now."""
+    inputs = inputs if isinstance(inputs, dict) else {}
+    backend = inputs.get("backend")
+    return {
+        "system": inputs.get("system"),
+        "workload": inputs.get("workload"),
+        "backend": {k: v for k, v in backend.items() if k != "plugin"}
+        if isinstance(backend, dict) else backend,
+        "root": (inputs.get("guest_image") or {}).get("root")
+        if isinstance(inputs.get("guest_image"), dict) else None,
+        "kernel_command_line": inputs.get("kernel_command_line"),
+        "repeat": inputs.get("repeat"),
+    }
+
+
+def other_conditions(manifest: dict, planned: str) -> str | None:
+    """What of a run directory's manifest differs from the run's planned
+    conditions (their short hash, `planned`, as the sweep has it), or None: a folder copied from
+    another experiment with the same run id is not this run's result."""
+    made = recorded_conditions(manifest.get("inputs"))
+    if short(hash_json(made)) == planned:
+        return None
+    return (f"run {manifest.get('run_id')!r} was made with other conditions than the spec "
+            "plans now (system, workload, backend settings, command line or repeat: a run "
+            "folder copied from another experiment, or a spec changed since)")

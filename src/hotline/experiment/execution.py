@@ -3,7 +3,6 @@
 and an experiment run whole, one run after another, without the sweep
 workflow (run_experiment)."""
 
-import json
 import shutil
 import subprocess
 import time
@@ -20,7 +19,9 @@ from hotline.experiment.conditions import command_line, run_inputs
 from hotline.experiment.planning import PlannedRun, load_spec, plan, repeats
 from hotline.hashing import hash_file, hash_json
 from hotline.kernel.build import Kernel, build_kernel
+from hotline.records import manifest as run_record
 from hotline.records.done import reusable
+from hotline.records.layout import failed_name, running_name
 from hotline.records.lock import claim
 from hotline.simulate import guest_log
 from hotline.simulate.backend import Job
@@ -38,10 +39,9 @@ class RunResult:
 def _write_manifest(work: Path, manifest: dict) -> None:
     """manifest.json, written whole or not at all (a full disk): a
     half-written manifest must never be taken for a result."""
-    path = work / "manifest.json"
     try:
         manifest["files"] = sealed.describe(work)
-        outputs.write_text(path, json.dumps(manifest, indent=2) + "\n")
+        run_record.write(work, manifest)
     except (OSError, HotlineError) as e:
         # Nothing of the run is kept: it is no result, and what it wrote
         # may be what filled the disk.
@@ -71,7 +71,7 @@ def execute(run: PlannedRun, spec: specs.ExperimentSpec, spec_path: Path, kernel
         return RunResult(run.run_id, final, None, reused=True)
     specs.check_host_memory(run.system, system)
 
-    work = out_dir / f".{run.run_id}.running"
+    work = out_dir / running_name(run.run_id)
     shutil.rmtree(work, ignore_errors=True)
     outputs.make_dir(work)
     outcome = simulate.get_backend(spec.backend).run(Job(
@@ -89,18 +89,19 @@ def execute(run: PlannedRun, spec: specs.ExperimentSpec, spec_path: Path, kernel
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "wall_seconds": round(outcome.wall_s, 1),
         "tables": {name: path.name for name, path in outcome.tables.items()},
-        # What the backend said of its outputs: gem5's account, None for QEMU.
-        "gem5": outcome.account,
+        # What the backend said of its outputs (gem5's regions and
+        # micro-ops), None where it says nothing (QEMU).
+        "account": outcome.account,
         "guest": {"cpus_brought_up": outcome.report.cpus_brought_up,
                   "cpus_online": outcome.report.cpus_online,
                   "summary": outcome.report.summaries.get(run.workload),
                   "counters": outcome.report.counters.get(run.workload)},
     }
     _write_manifest(work, manifest)
-    target = final if outcome.failure is None else final.with_name(final.name + ".failed")
+    target = final if outcome.failure is None else out_dir / failed_name(run.run_id)
     shutil.rmtree(target, ignore_errors=True)
     if outcome.failure is None:
-        shutil.rmtree(final.with_name(final.name + ".failed"), ignore_errors=True)
+        shutil.rmtree(out_dir / failed_name(run.run_id), ignore_errors=True)
     work.rename(target)
     if outcome.failure:
         log = target / guest_log.FILE

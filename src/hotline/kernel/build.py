@@ -12,13 +12,14 @@ variants) and its outputs are moved into place only when complete.
 import fcntl
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from hotline import paths
+from hotline import names, paths
 from hotline.cached import staged
 from hotline.console import Ticker, elapsed, phase, say
 from hotline.errors import HotlineError
@@ -76,7 +77,12 @@ def kernel_directory(variant_name: str, key: str) -> Path:
 def kernel_dir(manifest: dict) -> Path:
     """The kernel build a run used, from its manifest (builds are cached by key)."""
     kernel = manifest["inputs"]["kernel"]
-    directory = kernel_directory(kernel["variant"], kernel["key"])
+    # From a results folder, which may have come from anywhere.
+    variant = names.check(kernel["variant"], "the run's manifest: its kernel variant")
+    if not isinstance(kernel["key"], str) or not re.fullmatch(r"[0-9a-f]{16,64}", kernel["key"]):
+        raise HotlineError(f"the run's manifest: its kernel key {kernel['key']!r} is not a "
+                           "hotline key (hexadecimal)")
+    directory = kernel_directory(variant, kernel["key"])
     if not (directory / "vmlinux").is_file():
         raise HotlineError(f"the run's kernel build {directory.name} is not in the cache; "
                            f"rebuild it with ./hotline build-kernel {kernel['variant']} "

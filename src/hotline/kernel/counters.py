@@ -7,12 +7,11 @@ fork storm (DESIGN.md claims C3 and C5).
 prints a Markdown table, one column per run and one for the seed.
 """
 
-import json
 import sys
 from pathlib import Path
 
 from hotline.errors import HotlineError, guarded
-from hotline.inputs import read_text
+from hotline.records import manifest as run_record
 
 # Seed 000 (linux-mm, 2002-07-24): "Instrumentation of pte_chain_lock()"
 # and "p rmap_stats" (the latter from ./doitlots.sh 5).
@@ -63,16 +62,15 @@ ROWS = [
 
 
 def load_run(run_dir: Path) -> tuple[str, dict]:
-    manifest = run_dir / "manifest.json"
-    if not manifest.is_file():
-        raise HotlineError(f"{run_dir}: no manifest.json (not a run directory)")
-    m = json.loads(read_text(manifest))
-    entry = (m.get("guest") or {}).get("counters")
+    if not run_record.exists(run_dir):
+        raise HotlineError(f"{run_dir}: no {run_record.FILE} (not a run directory)")
+    m = run_record.read(run_dir)
+    entry = m.guest.get("counters")
     if not entry:
-        raise HotlineError(f"{manifest}: no guest.counters (kernel without hotline counters?)")
-    mode = (m["inputs"].get("backend") or {}).get("mode")
-    name = m["inputs"]["kernel"]["variant"]
-    loops = ((m.get("guest") or {}).get("summary") or {}).get("loops_completed")
+        raise HotlineError(f"{m.where}: no guest.counters (kernel without hotline counters?)")
+    mode = (m.inputs.get("backend") or {}).get("mode")
+    name = m.variant
+    loops = (m.guest.get("summary") or {}).get("loops_completed")
     return (f"{name} ({mode})" if mode else name), {**entry["counters"], "loops": loops}
 
 

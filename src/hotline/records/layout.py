@@ -3,6 +3,7 @@
 engine's watch and gathering all take their paths from here.
 
   RUN-ID/, RUN-ID.failed/        runs, as experiment.execute() leaves them
+                                 (.RUN-ID.running/ while one runs)
   .sweep/runs/RECORD.json        a run step's record of one attempt's outcome
   .sweep/logs/RECORD.log         that step's console output
   .sweep/logs/KIND-DIR.log       a build step's (KIND-DIR: kernel-VARIANT-KEY,
@@ -10,6 +11,8 @@ engine's watch and gathering all take their paths from here.
                                  directory in the cache)
   .sweep/logs/gather.log         the gathering step's
   .sweep/snakemake.log           Snakemake's own output (./hotline run)
+  .sweep/config.json             the workflow's config (./hotline run: the spec,
+                                 the kernel source, the runs to make again)
   runs.parquet, NAME.parquet     the gathered index and tables (gather.py)
 
 RECORD names an attempt at a run: the run id for its first, RUN-ID.attemptN
@@ -18,10 +21,34 @@ for the Nth after a failure (done.py says when there is one).
 
 import re
 
+# The guest's console, in a run's directory (simulate/guest_log.py reads it).
+GUEST_LOG = "guest.log"
+
+# A run's directory: made as .RUN-ID.running, renamed RUN-ID when the run
+# succeeded, RUN-ID.failed when it failed (or was set aside as damaged).
+_RUNNING, _FAILED = ".running", ".failed"
+
+
+def running_name(run_id: str) -> str:
+    return f".{run_id}{_RUNNING}"
+
+
+def failed_name(run_id: str) -> str:
+    return f"{run_id}{_FAILED}"
+
+
+def run_id_of(directory_name: str) -> str:
+    """The run id of a run's directory, whatever its state."""
+    if directory_name.startswith(".") and directory_name.endswith(_RUNNING):
+        return directory_name[1:-len(_RUNNING)]
+    return directory_name.removesuffix(_FAILED)
+
+
 RECORDS = ".sweep/runs"
 LOGS = ".sweep/logs"
 INDEX = "runs.parquet"
 ENGINE_LOG = ".sweep/snakemake.log"
+SWEEP_CONFIG = ".sweep/config.json"
 GATHER_LOG = f"{LOGS}/gather.log"
 # The Snakefile's patterns for a run step's record and log; {record} is a
 # record's name (record_name).

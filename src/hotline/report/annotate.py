@@ -31,6 +31,7 @@ from hotline.analysis.claims.seeds import FIGURES, SEED_FILES
 from hotline.analysis.listing import lock_and_unlock_in_code
 from hotline.errors import HotlineError
 from hotline.report import render, tables as rt
+from hotline.records.manifest import Manifest
 from hotline.report.run import Run, header, read_run, redo
 from hotline.kernel.source_text import SourceText
 from hotline.results.schema import CAUSES, CYCLE_CAUSES, LEVELS
@@ -88,12 +89,17 @@ def cycle_split(cycles: pd.DataFrame, pcs: list[int]) -> dict:
     """The time of the given instructions (a function's), summed over
     cores and regions: {"cycles": the function's, "samples": its samples,
     "per_pc": {pc: {"cycles", "share" (of the function's cycles),
-    "sampled" (share of its samples), "waiting" (the cause of most of its
-    cycles other than committing, "" if none)}}}."""
+    "sampled" (share of its samples, next-committing view), "skid" (share
+    of its samples in the skid view; None for a profile made without it),
+    "waiting" (the cause of most of its cycles other than committing, ""
+    if none)}}}."""
     mine = cycles[cycles["pc"].isin(pcs)]
-    columns = ["cycles", "samples", *(f"cycles_{c}" for c in CYCLE_CAUSES)]
+    skid = "skid_samples" in mine.columns and mine["skid_samples"].notna().all()
+    columns = ["cycles", "samples", *(["skid_samples"] if skid else []),
+               *(f"cycles_{c}" for c in CYCLE_CAUSES)]
     per_pc = mine.groupby("pc")[columns].sum()
     total, samples = float(per_pc["cycles"].sum()), int(per_pc["samples"].sum())
+    skids = int(per_pc["skid_samples"].sum()) if skid else 0
     waits = [f"cycles_{c}" for c in CYCLE_CAUSES if c != "commit"]
     split = {}
     for pc, row in per_pc.iterrows():
@@ -101,6 +107,8 @@ def cycle_split(cycles: pd.DataFrame, pcs: list[int]) -> dict:
         split[int(pc)] = {"cycles": float(row["cycles"]),
                           "share": row["cycles"] / total if total else 0.0,
                           "sampled": row["samples"] / samples if samples else 0.0,
+                          "skid": (row["skid_samples"] / skids if skids else 0.0)
+                          if skid else None,
                           "waiting": waiting.removeprefix("cycles_")}
     return {"cycles": total, "samples": samples, "per_pc": split}
 
@@ -156,7 +164,7 @@ def estimates(run: Run, sampled_dir: Path, pcs: list[int]) -> \
     instructions' shares of its unhalted cycles (share, low, high) by pc.
     It must have run the run's kernel build: the pcs are that build's."""
     manifest = read_run(sampled_dir, ("sampled_cycles",))
-    theirs, ours = (m["inputs"]["kernel"]["key"] for m in (manifest, run.manifest))
+    theirs, ours = (m.raw["inputs"]["kernel"]["key"] for m in (manifest, run.manifest))
     if theirs != ours:
         raise HotlineError(f"{sampled_dir} ran kernel build {theirs[:16]}, {run.directory} "
                            f"build {ours[:16]}: give a sampled run of the same kernel build")
@@ -165,7 +173,7 @@ def estimates(run: Run, sampled_dir: Path, pcs: list[int]) -> \
                           f"the run is damaged: {redo(sampled_dir)}")
     mine = table[table["pc"].isin(pcs)]
     windows = int(table["windows"].max()) if len(table) else 0
-    what = (f"{manifest['run_id']} ({manifest['inputs']['system']['name']}, {windows:,} "
+    what = (f"{manifest.run_id} ({manifest.raw['inputs']['system']['name']}, {windows:,} "
             "windows)")
     return what, {int(r.pc): (float(r.share), float(r.share_low), float(r.share_high))
                   for r in mine.itertuples()}
@@ -217,16 +225,21 @@ def annotate(run: Run, function: str, source: SourceText | None = None,
 
 
 def _time(row: dict) -> str:
-    """An instruction's cycles, share, sampled share and main wait."""
+    """An instruction's cycles, share, sampled shares (next-committing and
+    skid views) and main wait."""
     t = row["time"]
     if not t:
         return f"{'':>{TIME_WIDTH}}"
-    return (f"{t['cycles']:>10,.0f}{t['share']:>7.1%}{t['sampled']:>8.1%}  "
-            f"{t['waiting']:<12}")
+    return (f"{t['cycles']:>10,.0f}{t['share']:>7.1%}{t['sampled']:>8.1%}"
+            f"{_skid(t):>8}  {t['waiting']:<12}")
 
 
-TIME_WIDTH = 10 + 7 + 8 + 2 + 12
-TIME_HEAD = f"{'cycles':>10}{'share':>7}{'sampled':>8}  {'waiting on':<12}"
+def _skid(t: dict) -> str:
+    return "-" if t.get("skid") is None else f"{t['skid']:.1%}"
+
+
+TIME_WIDTH = 10 + 7 + 8 + 8 + 2 + 12
+TIME_HEAD = f"{'cycles':>10}{'share':>7}{'next':>8}{'skid':>8}  {'waiting on':<12}"
 SEED_WIDTH = 14
 ESTIMATE_WIDTH = 8 + 22
 ESTIMATE_HEAD = f"{'of run':>8}{'estimate (95%)':>22}"
@@ -254,7 +267,7 @@ def _causes(by_cause: dict[str, int]) -> str:
     return " ".join(f"{SHORT[c]} {by_cause[c]}" for c in CAUSES if by_cause.get(c))
 
 
-def as_text(manifest: dict, a: Annotation) -> str:
+def as_text(manifest: Manifest, a: Annotation) -> str:
     out = [f"{k:9} {v}" for k, v in header(manifest)]
     out += ["", f"{a.function} ({a.start:#x}, {a.size:#x} bytes): "
             + ", ".join(f"{lv} {n:,}" for lv, n in a.totals.items()) + " misses",
@@ -265,8 +278,10 @@ def as_text(manifest: dict, a: Annotation) -> str:
         out[-1:-1] = [f"Time (gem5 O3, exact): {a.time['cycles']:,.0f} cycles, "
                       f"{a.time['run_share']:.1%} of the run's; {a.time['samples']:,} samples. "
                       "Per instruction: its cycles, their share of the function's, its share "
-                      "of the function's samples (a sampling profiler's view), what it mostly "
-                      "waited for."]
+                      "of the function's samples as a sampling profiler names them, to the "
+                      "next instruction to commit ('next') and to the instruction after the "
+                      "boundary at which a Pentium III takes the counter's interrupt ('skid'; "
+                      "'-' for a profile made without it), what it mostly waited for."]
     if a.seed:
         out[-1:-1] = [f"Seed: {a.seed[0]} (column 'seed')."]
     if a.estimate:
@@ -310,10 +325,10 @@ ANNOTATE_STYLE = """.src td{color:#555;background:#f4f4f4;font-family:monospace;
 .insn td{font-family:monospace}.pw{color:#b00}"""
 
 
-def as_html(manifest: dict, a: Annotation) -> str:
+def as_html(manifest: Manifest, a: Annotation) -> str:
     top = max([sum(r["misses"][lv].values()) for r in a.rows if "pc" in r for lv in a.levels]
               or [1]) or 1
-    timed = ["cycles", "share", "sampled", "waiting on"] if a.time else []
+    timed = ["cycles", "share", "next", "skid", "waiting on"] if a.time else []
     timed += ["seed"] if a.seed else []
     timed += ["of run", "estimate (95%)"] if a.estimate else []
     heads = [*timed, *a.levels, *(f"{lv} {SHORT[c]}" for lv in ("L1D", "L2") if lv in a.levels
@@ -348,6 +363,7 @@ def as_html(manifest: dict, a: Annotation) -> str:
             cells += [f"<td{shade}>{t['cycles']:,.0f}</td>" if t else "<td></td>",
                       f"<td>{t['share']:.1%}</td>" if t else "<td></td>",
                       f"<td>{t['sampled']:.1%}</td>" if t else "<td></td>",
+                      f"<td>{_skid(t)}</td>" if t else "<td></td>",
                       f"<td>{html.escape(t.get('waiting', ''))}</td>"]
         if a.seed:
             cells.append(f"<td>{html.escape(a.seed[1].get(r['pc'], ''))}</td>")

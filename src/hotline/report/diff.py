@@ -66,8 +66,13 @@ class Side:
                    run.kernel / "vmlinux")
 
     def cost(self) -> dict[str, int]:
-        cost = run_cost(self.misses.assign(run=self.run_id), self.roi.assign(run=self.run_id),
-                        ["run"]).iloc[0]
+        costs = run_cost(self.misses.assign(run=self.run_id), self.roi.assign(run=self.run_id),
+                         ["run"])
+        if costs.empty:
+            raise HotlineError(f"run {self.run_id}: its tables hold no row of its region of "
+                               "interest (roi): nothing to compare; gather or make the run "
+                               "again")
+        cost = costs.iloc[0]
         return {k: int(cost[k]) for k in ("instructions", "stall_cycles", "modelled_cycles")}
 
 

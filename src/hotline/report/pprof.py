@@ -194,12 +194,9 @@ def totals(p) -> dict[str, int]:
 
 def export_run(run_dir: Path, out: Path | None = None) -> Path:
     """Write RUN/misses.pb.gz (or out) from a run's misses table."""
-    from datetime import datetime
-
     from hotline.report.run import Run, header
     run = Run.read(run_dir)
-    created = run.manifest.get("created")
-    nanos = int(datetime.fromisoformat(created).timestamp() * 1e9) if created else 0
+    nanos = run.manifest.created_ns
     comments = [f"{k}: {v}" for k, v in header(run.manifest)]
     comments.append("hotline cache model: misses by level and cause; LEVEL-cycles are "
                     "modelled stall cycles (sum within one level only)")

@@ -14,6 +14,7 @@ from hotline.figures import Picture
 from hotline.report import c2c
 from hotline.report import pictures as pic
 from hotline.report import tables as rt
+from hotline.records.manifest import Manifest
 from hotline.report.run import Run, header
 from hotline.results.schema import CAUSES, UNKNOWN_CAUSE
 
@@ -81,7 +82,7 @@ UNMEASURED = {
 def _unmeasured(run: Run, table: str) -> str:
     if table not in run.tables.absent:
         return ""
-    backend = run.manifest["inputs"]["backend"]["name"]
+    backend = run.manifest.backend
     return f" Not measured: backend {backend} does not record {UNMEASURED[table]}."
 
 
@@ -144,7 +145,7 @@ def _format(table: pd.DataFrame) -> pd.DataFrame:
     return table.apply(lambda c: c.map(lambda v: f"{v:.1f}") if c.dtype == float else c)
 
 
-def as_text(manifest: dict, report: list[Section]) -> str:
+def as_text(manifest: Manifest, report: list[Section]) -> str:
     return as_text_sections([f"{k:9} {v}" for k, v in header(manifest)], report)
 
 
@@ -184,10 +185,10 @@ def section_html(s: Section, link_dir: str = PICTURES) -> str:
     return "\n".join(parts)
 
 
-def as_html(manifest: dict, report: list[Section]) -> str:
+def as_html(manifest: Manifest, report: list[Section]) -> str:
     contents = "<nav>" + "".join(f'<a href="#{file_name(s.title)}">{html.escape(s.title)}</a>'
                                  for s in report if s.pictures) + "</nav>"
-    return page(f"hotline report {manifest['run_id']}", header(manifest),
+    return page(f"hotline report {manifest.run_id}", header(manifest),
                 [contents, *(section_html(s) for s in report)])
 
 

@@ -12,8 +12,9 @@ from hotline import paths
 from hotline.errors import HotlineError
 from hotline.inputs import read_text
 from hotline.kernel.build import kernel_dir
-from hotline.records.done import damage, latest_attempt, read_manifest
-from hotline.records.layout import record_path
+from hotline.records import manifest as run_record
+from hotline.records.done import damage, latest_attempt
+from hotline.records.layout import record_path, run_id_of
 from hotline.report import tables as rt
 from hotline.results.objects import announced_objects
 from hotline.results.symbols import Symbolizer
@@ -23,40 +24,40 @@ from hotline.simulate import guest_log
 def find_run(name: str) -> Path:
     """A run directory, given as a path or as a run id under the results tree."""
     path = Path(name)
-    if (path / "manifest.json").is_file():
+    if run_record.exists(path):
         return path
-    found = sorted(paths.results_dir().glob(f"*/{name}/manifest.json"))
+    found = sorted(paths.results_dir().glob(f"*/{name}/{run_record.FILE}"))
     if len(found) == 1:
         return found[0].parent
     if found:
         raise HotlineError(f"run id '{name}' is in {len(found)} experiments "
                            f"({', '.join(str(f.parent) for f in found)}); give the directory")
-    raise HotlineError(f"no run '{name}': give a run directory (with a manifest.json) or the "
+    raise HotlineError(f"no run '{name}': give a run directory (with a {run_record.FILE}) or the "
                        f"id of a run under {paths.results_dir()}")
 
 
 def redo(run_dir: Path) -> str:
     """How to have a damaged run made again."""
-    run_id = run_dir.name.removesuffix(".failed")
+    run_id = run_id_of(run_dir.name)
     record = run_dir.parent / record_path(run_id, max(latest_attempt(run_dir.parent, run_id), 1))
     return (f"delete {run_dir}" + (f" and {record}" if record.exists() else "") +
             " and run its experiment again (or run it with --rerun)")
 
 
-def read_run(run_dir: Path, tables: tuple[str, ...] = ("misses",)) -> dict:
+def read_run(run_dir: Path, tables: tuple[str, ...] = ("misses",)) -> run_record.Manifest:
     """A run's manifest, if the run is whole and has `tables`; a one-line
     error saying why not otherwise."""
     try:
-        manifest = read_manifest(run_dir / "manifest.json")
+        manifest = run_record.read(run_dir)
     except HotlineError as e:
         raise HotlineError(f"{e}: the run is damaged: {redo(run_dir)}") from None
-    if manifest.get("status") == "failed":
-        raise HotlineError(f"{run_dir}: the run failed: {manifest.get('failure')}; a failed "
+    if manifest.status == "failed":
+        raise HotlineError(f"{run_dir}: the run failed: {manifest.failure}; a failed "
                            f"run has no tables to report (its guest log: "
                            f"{run_dir / guest_log.FILE})")
     if problem := damage(run_dir):
         raise HotlineError(f"{problem}: the run is damaged: {redo(run_dir)}")
-    made = manifest.get("tables") or {}
+    made = manifest.tables
     if "misses" in tables and "misses" not in made:
         if "sampled_cycles" in made:
             raise HotlineError(f"{run_dir} is a sampled run (SMARTS windows): it has estimates "
@@ -70,8 +71,9 @@ def read_run(run_dir: Path, tables: tuple[str, ...] = ("misses",)) -> dict:
     return manifest
 
 
-def header(manifest: dict) -> list[tuple[str, str]]:
+def header(record: run_record.Manifest) -> list[tuple[str, str]]:
     """(name, value) lines that say what a run was."""
+    manifest = record.raw
     inputs = manifest["inputs"]
     w = inputs["workload"]
     backend = inputs["backend"]
@@ -91,7 +93,7 @@ def header(manifest: dict) -> list[tuple[str, str]]:
 class Run:
     """One run with what the report needs of it."""
     directory: Path
-    manifest: dict
+    manifest: run_record.Manifest
     tables: rt.RunTables
     kernel: Path            # the kernel build's directory
 
@@ -99,33 +101,36 @@ class Run:
     def read(cls, run_dir: Path) -> "Run":
         manifest = read_run(run_dir)
         tables = rt.RunTables.read(run_dir, f"the run is damaged: {redo(run_dir)}",
-                                   made=set(manifest["tables"]))
+                                   made=set(manifest.tables))
         try:
-            kernel = kernel_dir(manifest)
+            kernel = kernel_dir(manifest.raw)
             header(manifest)
             run = cls(run_dir, manifest, tables, kernel)
-            run.cpus, run.line_bytes  # numbers, or the manifest is not one hotline wrote
+            try:
+                run.cpus, run.line_bytes  # numbers, or the manifest is not one hotline wrote
+            except HotlineError as e:
+                raise HotlineError(f"{e}: {redo(run_dir)}") from None
         except (KeyError, TypeError, ValueError) as e:
-            raise HotlineError(f"{run_dir / 'manifest.json'}: not a manifest the report can "
+            raise HotlineError(f"{manifest.where}: not a manifest the report can "
                                f"read ({type(e).__name__}: {e}; written by another version "
                                f"of hotline?): {redo(run_dir)}") from None
         return run
 
     @property
     def run_id(self) -> str:
-        return self.manifest["run_id"]
+        return self.manifest.run_id
 
     @property
     def variant(self) -> str:
-        return self.manifest["inputs"]["kernel"]["variant"]
+        return self.manifest.variant
 
     @property
     def cpus(self) -> int:
-        return int(self.manifest["inputs"]["system"]["spec"]["cpus"])
+        return self.manifest.cpus
 
     @property
     def line_bytes(self) -> int:
-        return int(self.manifest["inputs"]["system"]["spec"].get("line_bytes", 64))
+        return self.manifest.line_bytes
 
     @cached_property
     def symbolizer(self) -> Symbolizer:

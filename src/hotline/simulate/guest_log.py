@@ -6,9 +6,10 @@ import re
 from dataclasses import dataclass, field
 
 from hotline.errors import PREFIX
+from hotline.records.layout import GUEST_LOG
 
 # The guest's console, as every backend leaves it in the run directory.
-FILE = "guest.log"
+FILE = GUEST_LOG
 PANIC = re.compile(r"Kernel panic|BUG: |Oops|general protection fault")
 CPUS_BROUGHT_UP = re.compile(r"smp: Brought up \d+ nodes?, (\d+) CPUs?")
 INIT_CPUS = re.compile(r"^hotline: cpus-online=(\S+) count=(\d+)", re.M)

@@ -12,6 +12,7 @@ interrupted are run again (--rerun-incomplete), and --rerun forces every
 run, each step then simulating even if the run's key is unchanged.
 """
 
+import json
 import os
 import signal
 import subprocess
@@ -26,7 +27,7 @@ from hotline.errors import HotlineError
 from hotline.experiment import repeats
 from hotline.inputs import read_text
 from hotline.records import done, lock
-from hotline.records.layout import ENGINE_LOG, GATHER_LOG, INDEX
+from hotline.records.layout import ENGINE_LOG, GATHER_LOG, INDEX, SWEEP_CONFIG
 from hotline.sweep.progress import Progress, build_log
 from hotline.sweep.workflow import PROFILES, SNAKEFILE, Sweep, load_sweep, usable_cores
 # Memory left to the host (and whatever else runs on it) by a local sweep.
@@ -55,17 +56,21 @@ def snakemake_command(sweep: Sweep, *, jobs: int | None = None, profile: Path | 
                       rerun: bool = False, dry_run: bool = False,
                       kernel_source: str | None = None,
                       redo: set[str] = frozenset()) -> list[str]:
-    config = [f"spec={sweep.spec_path}"]
+    # The workflow's config as a JSON file, which Snakemake reads as it is:
+    # on its command line (--config) it strips quotes and parses values as
+    # YAML, so that a path holding `: ` became a mapping.
+    config = {"spec": str(sweep.spec_path)}
     if kernel_source:
-        config.append(f"kernel_source={Path(kernel_source).resolve()}")
+        config["kernel_source"] = str(Path(kernel_source).resolve())
     if redo:
         # A dry run's runs that are not done after all (done.judge): the
         # workflow wants their next attempt, as the real run's would.
-        config.append(f"redo={','.join(sorted(redo))}")
+        config["redo"] = ",".join(sorted(redo))
     if rerun:
-        config.append("rerun=1")
+        config["rerun"] = 1
+    config_file = outputs.write_text(sweep.out_dir / SWEEP_CONFIG, json.dumps(config, indent=1))
     command = [sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE),
-               "--directory", str(sweep.out_dir), "--config", *config,
+               "--directory", str(sweep.out_dir), "--configfile", str(config_file),
                # A failed run must not stop the others; a step cut off by an
                # interruption is run again; ./hotline holds its own lock.
                "--keep-going", "--rerun-incomplete", "--nolock", "--printshellcmds"]
@@ -106,7 +111,7 @@ def run_sweep(spec_path: Path, *, jobs: int | None = None, profile: str | None =
         # Every record read as gathering reads it: damaged runs set aside,
         # unreadable records removed, so that this sweep makes them again.
         records, redo = done.settle(sweep.out_dir, [step.run_id for step in sweep.runs],
-                                    heal=not dry_run)
+                                    heal=not dry_run, foreign=sweep.foreign)
         sweep = sweep.with_wanted_records(frozenset(redo))
         outputs.make_dir(sweep.out_dir / ".sweep")
         failed_before = [run_id for run_id, r in records.items() if r["status"] == "failed"]

@@ -26,8 +26,11 @@ import pyarrow.parquet as pq
 from hotline import outputs, sealed
 from hotline.console import say
 from hotline.errors import HotlineError, first_line
-from hotline.experiment import load_spec, plan
-from hotline.records.done import read_manifest, read_record, set_aside
+from hotline.experiment import load_spec, other_conditions, plan, run_conditions
+from hotline.hashing import hash_json, short
+from hotline.specs import load_system
+from hotline.records import manifest as run_record
+from hotline.records.done import read_record, set_aside
 from hotline.records.layout import INDEX
 
 
@@ -35,11 +38,13 @@ def index(spec_path: Path, out_dir: Path) -> pd.DataFrame:
     spec = load_spec(spec_path)
     rows = []
     for run in plan(spec):
-        record = read_record(out_dir, run.run_id) or {}
+        planned = short(hash_json(run_conditions(run, spec, load_system(run.system))))
+        record = read_record(out_dir, run.run_id,
+                             lambda manifest: other_conditions(manifest, planned)) or {}
         manifest = None
         if record.get("directory"):
             try:
-                manifest = read_manifest(out_dir / record["directory"] / "manifest.json")
+                manifest = run_record.read(out_dir / record["directory"]).raw
             except HotlineError:
                 pass  # a failed run's: its record says why it failed
         guest = (manifest or {}).get("guest") or {}

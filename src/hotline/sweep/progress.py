@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hotline.console import elapsed, say
-from hotline.records.layout import build_log_path
+from hotline.records.layout import build_log_path, running_name
 from hotline.sweep.workflow import Sweep
 
 
@@ -80,7 +80,7 @@ class Progress:
         return Counts(done, running, failed, len(self.sweep.runs) - done - failed - running)
 
     def _running(self, run_id: str) -> bool:
-        work = self.out_dir / f".{run_id}.running"
+        work = self.out_dir / running_name(run_id)
         try:
             return work.stat().st_mtime >= self.started - 1
         except OSError:

@@ -23,7 +23,6 @@ there, even after the driver and Snakemake are gone.
 """
 
 import argparse
-import json
 import os
 import socket
 import sys
@@ -34,9 +33,8 @@ from hotline.console import say
 from hotline.disk_image import build_image
 from hotline.errors import HotlineError, guarded
 from hotline.experiment import execute, load_spec, plan
-from hotline.inputs import read_text
 from hotline.kernel.build import build_kernel
-from hotline.records import done, lock
+from hotline.records import done, lock, manifest as run_record
 from hotline.records.layout import log_path, parse_record_name
 from hotline.simulate import guest_log
 from hotline.simulate.qemu.plugins import build_plugin
@@ -101,9 +99,8 @@ def step_run(args) -> None:
                       directory=str(directory), reused=result.reused)
         if (out_dir / directory / guest_log.FILE).exists():
             record["guest_log"] = str(directory / guest_log.FILE)
-        manifest = out_dir / directory / "manifest.json"
-        if manifest.exists():
-            record["wall_seconds"] = json.loads(read_text(manifest))["wall_seconds"]
+        if run_record.exists(out_dir / directory):
+            record["wall_seconds"] = run_record.read(out_dir / directory).wall_seconds
     record["recorded"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
     done.write_record(out_dir, run.run_id, attempt, record)
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from hotline import paths, simulate, specs
 from hotline.disk_image import planned_image
 from hotline.errors import HotlineError
-from hotline.experiment import load_spec, plan, run_conditions
+from hotline.experiment import load_spec, other_conditions, plan, run_conditions
 from hotline.hashing import hash_json, short
 from hotline.kernel.build import planned_kernel
 from hotline.records.done import next_record
@@ -85,6 +85,12 @@ class Sweep:
                 return step
         raise HotlineError(f"{self.spec_path} plans no run '{run_id}'")
 
+    def foreign(self, run_id: str):
+        """The check that a run directory's manifest is this planned run's
+        (done.judge's `foreign`)."""
+        conditions = self.run(run_id).conditions
+        return lambda manifest: other_conditions(manifest, conditions)
+
     def with_wanted_records(self, redo: frozenset[str] = frozenset()) -> "Sweep":
         """The same sweep, each run wanting the record done.next_record()
         names now (after records were set aside or removed, or, in a dry
@@ -140,6 +146,11 @@ def load_sweep(spec_path: Path, kernel_source: str | None = None,
             threads=backend.threads(spec, system),
             mem_mb=backend.memory_mib(spec, system),
             runtime=math.ceil(spec.timeout_s / 60) + RUNTIME_MARGIN_MIN))
+    for path in (spec_path, out_dir, image_marker, plugin, *kernels.values()):
+        if path and ("{" in str(path) or "}" in str(path)):
+            raise HotlineError(f"{path}: Snakemake reads braces in a path as a wildcard: move "
+                               "the spec, or set HOTLINE_RESULTS or HOTLINE_CACHE, to a path "
+                               "without them")
     return Sweep(spec_path, spec, out_dir, kernels, image_marker, plugin, tuple(steps))
 
 

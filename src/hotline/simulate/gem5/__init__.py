@@ -30,9 +30,13 @@ class Gem5(Backend):
             raise HotlineError(f"{path}: key 'plugin': plugin is a QEMU plugin; backend "
                                "\"gem5\" takes none")
         for key in ("quantum", "interleave"):
-            if getattr(spec, key):
+            if getattr(spec, key) is not None:
                 raise HotlineError(f"{path}: key '{key}': orders QEMU's vCPU turns; gem5's "
                                    "cores run cycle by cycle: remove it")
+        if spec.mode != "deterministic":
+            raise HotlineError(f"{path}: key 'mode': \"{spec.mode}\" is a QEMU mode (its "
+                               "threads); gem5 simulates every core on one thread, "
+                               "deterministically: remove it")
 
     def check(self, spec, path: Path) -> None:
         simulator.check_experiment(spec, path)

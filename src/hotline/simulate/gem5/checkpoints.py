@@ -175,7 +175,9 @@ def _boot_in(staging: Path, checkpoint: Checkpoint, inputs: dict, machine, *, ge
         shutil.copyfile(console, boot_dir / guest_log.FILE)
     failure = _boot_failure(ended, boot_dir, cpus, workloads)
     if failure:
-        raise _NoCheckpoint(f"gem5 boot (logs in {boot_dir}): {failure}")
+        # The run's directory is renamed when the run ends: named from it.
+        raise _NoCheckpoint(f"gem5 boot (logs in the run directory's {boot_dir.name}/): "
+                            f"{failure}")
     tick = json.loads(read_text(boot_dir / "gem5" / gem5_params.ROI_FILE))["checkpoint_tick"]
     boot_stats = stats.parse_dumps(read_text(boot_dir / "gem5" / "stats.txt"))
     figures = boot_stats[-1] if boot_stats else {}

@@ -12,6 +12,7 @@ import pandas as pd
 from hotline.errors import HotlineError
 from hotline.inputs import read_text
 
+TABLE_LIMIT = 16 << 30
 REBUILD = "hotline and its gem5 extension differ; rebuild gem5 with this checkout's " \
           "configs/gem5/extras"
 
@@ -22,7 +23,9 @@ def read(path: Path, magic: str, what: str, fields: tuple[str, ...], columns: li
     typed by dtype (a type, or one per column); refused if its first line
     is not magic, a field is missing, a field or a row does not parse, or
     its columns are not `columns`."""
-    header, _, body = read_text(path).partition("\n")
+    # A long region's miss profile can pass read_text's bound for text
+    # files; these are the extension's own, in the run's directory.
+    header, _, body = read_text(path, limit=TABLE_LIMIT).partition("\n")
     if not header.startswith(magic):
         raise HotlineError(f"{path}: not a hotline {what} (first line {header[:40]!r})")
     try:

@@ -73,6 +73,12 @@ def gem5_binary() -> Path:
     if not path.is_file() or not os.access(path, os.X_OK):
         raise HotlineError(f"{ENV}={value}: not an executable file; it should be a gem5.opt "
                            f"built for X86 (gem5 v24.0; {BUILD_DOCS})")
+    with open(path, "rb") as f:
+        if f.read(4) != b"\x7fELF":
+            # A script or text would fail in gem5's exec with words that
+            # name no cause (seen: "out of memory").
+            raise HotlineError(f"{ENV}={value}: not a program (no ELF header); it should be "
+                               f"a gem5.opt built for X86 (gem5 v24.0; {BUILD_DOCS})")
     return path
 
 

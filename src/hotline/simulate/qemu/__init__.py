@@ -4,11 +4,12 @@ the hotline-cache plugin's output (plugin_output) turned into the results
 tables (cache_tables), and the plugins' cache model driven from Python
 (cachemodel)."""
 
-import hashlib
+import math
 from pathlib import Path
 
 from hotline.console import phase, say
 from hotline.errors import HotlineError
+from hotline.specs import load_system
 from hotline.simulate import guest_log, scratch_disks
 from hotline.simulate.backend import Backend, Job, Outcome
 from hotline.simulate.qemu import plugins, simulator
@@ -39,6 +40,16 @@ def _turns_bounded(spec) -> bool:
     return spec.mode == "deterministic" and spec.plugin == "hotline-cache"
 
 
+def _golden_step(n: int) -> int:
+    """The step nearest n/phi that has no factor in common with n: walking
+    0, step, 2 step, ... modulo n visits every residue once, each new one
+    in the largest gap left (the three-gap theorem)."""
+    step = max(round(n / 1.6180339887498949), 1)
+    while math.gcd(step, n) != 1:
+        step += 1
+    return step
+
+
 class Qemu(Backend):
     name = "qemu"
     markers = "nop"
@@ -47,7 +58,7 @@ class Qemu(Backend):
         if spec.plugin is not None and spec.plugin not in plugins.available_plugins():
             raise HotlineError(f"{path}: key 'plugin': unknown plugin '{spec.plugin}'; "
                                f"available: {', '.join(plugins.available_plugins())}")
-        if spec.quantum and not _turns_bounded(spec):
+        if spec.quantum is not None and not _turns_bounded(spec):
             raise HotlineError(f"{path}: key 'quantum': bounds the vCPU turns of deterministic "
                                "mode, through the hotline-cache plugin: set mode = "
                                "\"deterministic\" and plugin = \"hotline-cache\", or remove it")
@@ -55,6 +66,17 @@ class Qemu(Backend):
             raise HotlineError(f"{path}: key 'interleave': \"block\" weaves the turns of a "
                                "quantum: set a quantum above 0 (deterministic mode, plugin = "
                                "\"hotline-cache\"), or remove it")
+
+        if self.quantum(spec) and spec.repeats > 1:
+            for group in spec.groups():
+                for name in group.systems or spec.systems:
+                    distinct = self.distinct_phases(spec, load_system(name))
+                    if spec.repeats > distinct:
+                        raise HotlineError(
+                            f"{path}: key 'repeats': {spec.repeats} repeats, but on system "
+                            f"'{name}' the vCPU turns have only {distinct} distinct phases "
+                            "(quantum x cpus), so repeats would be the same run: ask for at "
+                            f"most {distinct}, or a larger quantum")
 
     def check(self, spec, path: Path) -> None:
         pass
@@ -94,14 +116,20 @@ class Qemu(Backend):
     def phase(cls, spec, system, repeat: int) -> int:
         """Virtual nanoseconds by which the turns' deadlines of this repeat
         come earlier (quantum.c's phase=): none for the first repeat, and
-        for the others a value in (0, quantum x cpus) fixed by the repeat's
-        index alone, so that a repeat is made again from its index, and
-        adding repeats changes none of those before."""
+        for repeat r the r-th step of a golden-ratio walk around the
+        period (quantum x cpus), which visits each phase in (0, period)
+        once before any twice: distinct for every repeat below the period
+        (check_spec refuses more), spread evenly for a few, fixed by the
+        repeat's index alone, so that adding repeats changes none before."""
         period = cls.quantum(spec) * system.cpus
         if repeat == 0 or period < 2:
             return 0
-        digest = hashlib.sha256(f"hotline phase {repeat}".encode()).digest()
-        return 1 + int.from_bytes(digest[:8], "little") % (period - 1)
+        return 1 + repeat * _golden_step(period - 1) % (period - 1)
+
+    @classmethod
+    def distinct_phases(cls, spec, system) -> int:
+        """How many repeats of the spec on this system can differ by phase."""
+        return max(cls.quantum(spec) * system.cpus, 1)
 
     def identity(self) -> dict:
         # gem5_config: None, as run keys had it before the backends were
