@@ -100,9 +100,21 @@ def check_roimarkers(summary, params):
                                       for i in range(n))
 
 
+def check_groundtruth(summary, params):
+    # One line per pattern of the chosen groups (all three at smoke scale),
+    # none skipped: the guest has CPUs 0 and 1 to pin to.
+    groups = {"forwarding", "drain", "sharing"}
+    patterns = summary["patterns"]
+    assert {p["group"] for p in patterns} == {g for g in groups if params[g]}
+    assert all("skipped" not in p for p in patterns)
+    for p in patterns:
+        assert len(p["cycles"]) == len(p["baseline_cycles"]) == params["rounds"]
+
+
 CHECKS = {"forkstorm": check_forkstorm, "lruwriters": check_lruwriters, "lmbench-lite": check_lmbench_lite,
           "scriptstorm": check_scriptstorm, "dumpcopy": check_dumpcopy,
-          "cachebench": check_cachebench, "roimarkers": check_roimarkers}
+          "cachebench": check_cachebench, "roimarkers": check_roimarkers,
+          "groundtruth": check_groundtruth}
 
 
 def test_every_workload_has_a_check():

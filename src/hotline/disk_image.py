@@ -33,6 +33,8 @@ SIZE_MIB = 128
 EPOCH = 1704067200  # 2024-01-01T00:00:00Z, every timestamp in the image
 UUID = "6f8c3a1e-0000-4000-8000-686f746c696e"
 SOURCES = ("init", "roi", "workloads")
+# Where a guest program's quoted #includes are found besides its own directory.
+GUEST_INCLUDES = ["-I", str(paths.DISK_IMAGES / "roi")]
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,38 @@ def image_inputs() -> dict:
         "mke2fs": tool_version("mke2fs", "-V"),
         "compiler": compiler_version(),
         "sources": hash_files(sources, paths.DISK_IMAGES),
+        "included": hash_files(_included_from_elsewhere(), paths.REPO),
     }
+
+
+def _guest_programs() -> list[Path]:
+    """Every C program the image compiles: the ROI helper, the workloads' own."""
+    return [paths.DISK_IMAGES / "roi" / "hotline-roi.c",
+            *sorted((paths.DISK_IMAGES / "workloads").glob("*/*.c"))]
+
+
+def _included_from_elsewhere() -> list[Path]:
+    """The files outside disk-images/ that the guest programs #include, as
+    the compiler finds them: a workload may build a source that lives
+    elsewhere in the repository (groundtruth builds bench/groundtruth.c), and
+    the image's key must change when it does."""
+    found = set()
+    for source in _guest_programs():
+        result = subprocess.run(["gcc", "-MM", *GUEST_INCLUDES, str(source)],
+                                capture_output=True, text=True)
+        if result.returncode != 0:
+            raise HotlineError(f"disk image: gcc -MM {source} failed: {result.stderr.strip()}")
+        # "target: source dep dep \\\n dep": every word after the colon.
+        words = result.stdout.split(":", 1)[1].replace("\\\n", " ").split()
+        for word in words:
+            path = Path(word).resolve()
+            if path.is_relative_to(paths.DISK_IMAGES.resolve()):
+                continue
+            if not path.is_relative_to(paths.REPO):
+                raise HotlineError(f"disk image: {source} includes {path}, outside the "
+                                   f"repository: the image's key could not name it")
+            found.add(path)
+    return sorted(found)
 
 
 def planned_image() -> DiskImage:
@@ -115,9 +148,7 @@ def _populate(root: Path) -> None:
     shutil.copy2(paths.DISK_IMAGES / "init" / "init", root / "init")
     # Every C program (the ROI helper, the workloads' own) becomes a static
     # binary in /bin, named after its source file.
-    programs = [paths.DISK_IMAGES / "roi" / "hotline-roi.c",
-                *sorted((paths.DISK_IMAGES / "workloads").glob("*/*.c"))]
-    for source in programs:
+    for source in _guest_programs():
         compile_guest_program(source, root / "bin" / source.stem)
     shutil.copytree(paths.DISK_IMAGES / "workloads", root / "workloads", dirs_exist_ok=True,
                     ignore=shutil.ignore_patterns("*.c"))
@@ -145,7 +176,7 @@ def compile_guest_program(source: Path, output: Path) -> None:
     """A guest program as the image has it: static, so the same source gives
     the same code (and addresses) wherever it is compiled with this gcc."""
     _run(["gcc", "-static", "-O2", "-pthread", "-Wall", "-Wextra", "-Werror",
-          "-I", str(paths.DISK_IMAGES / "roi"), "-o", str(output), str(source)])
+          *GUEST_INCLUDES, "-o", str(output), str(source)])
 
 
 def guest_program_symbols(source: Path, directory: Path) -> dict[str, tuple[int, int]]:
