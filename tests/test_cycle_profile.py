@@ -15,18 +15,22 @@ from hotline.results import schema
 from hotline.simulate.gem5 import cycle_profile
 
 SOURCE = paths.CONFIGS / "gem5" / "extras" / "cycle_profile.cc"
-COLUMNS = "pc,instructions,micro_ops,samples," + ",".join(schema.CYCLE_CAUSES)
+COLUMNS = "pc,instructions,micro_ops,samples,skid_samples," + ",".join(schema.CYCLE_CAUSES)
 
 
-def profile(tmp_path, rows, region=100, halted=10, name="p.csv", header=None):
+def profile(tmp_path, rows, region=100, halted=10, name="p.csv", header=None, version=2):
     # rows: (pc, instructions, micro_ops, {cause: units})
-    lines = [header or f"# hotline cycle profile 1: units_per_cycle=840 region_cycles={region} "
-             f"halted_cycles={halted} sample_period=30 core=board.processor.cores0.core",
-             COLUMNS]
+    columns = COLUMNS if version == 2 else COLUMNS.replace("skid_samples,", "")
+    lines = [header or f"# hotline cycle profile {version}: units_per_cycle=840 "
+             f"region_cycles={region} halted_cycles={halted} sample_period=30 "
+             "core=board.processor.cores0.core", columns]
     for pc, insts, uops, units in rows:
-        # Samples (one every 30 unhalted cycles): 90 cycles, 3 samples.
+        # Samples (one every 30 unhalted cycles): 90 cycles, 3 samples;
+        # next-committing: 0x10's stall's 2 and 0x20's 1; skid: the
+        # instruction after 0x10's stall is 0x20, so 0x20 has all 3.
         samples = {0x10: 2, 0x20: 1}.get(pc, 0)
-        lines.append(",".join([str(pc), str(insts), str(uops), str(samples),
+        skid = [str({0x20: 3}.get(pc, 0))] if version == 2 else []
+        lines.append(",".join([str(pc), str(insts), str(uops), str(samples), *skid,
                                *(str(units.get(c, 0)) for c in schema.CYCLE_CAUSES)]))
     path = tmp_path / name
     path.write_text("\n".join(lines) + "\n")
@@ -60,7 +64,17 @@ def test_tables_split_cycles_by_cause_and_keep_the_regions(tmp_path, monkeypatch
     assert cycles.loc[0x20, "cycles"] == pytest.approx(7.5)
     assert cycles["cycles"].sum() == pytest.approx(90)
     assert cycles["samples"].sum() == 3
+    assert cycles["skid_samples"].tolist() == [0, 3, 0]
     assert made["region_cycles"].loc[0].tolist() == ["r", 0, 1, 100, 10, 30]
+
+
+def test_a_profile_made_before_the_skid_view_has_none(tmp_path, monkeypatch):
+    monkeypatch.setattr(cycle_profile, "with_code",
+                        lambda frame, *_: frame.assign(symbol="f", offset=0, source_line=""))
+    made = cycle_profile.tables({(0, 1): profile(tmp_path, ROWS, version=1)}, objects=None,
+                                run_id="r")
+    assert made["cycles"]["samples"].sum() == 3
+    assert made["cycles"]["skid_samples"].isna().all()
 
 
 @pytest.mark.parametrize("change, complaint", [

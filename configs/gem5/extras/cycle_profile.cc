@@ -37,6 +37,12 @@ isLastOfInstruction(const o3::DynInstPtr &inst)
     return !inst->isMicroop() || inst->isLastMicroop();
 }
 
+bool
+isFirstOfInstruction(const o3::DynInstPtr &inst)
+{
+    return !inst->isMicroop() || inst->isFirstMicroop();
+}
+
 } // anonymous namespace
 
 CycleProfile::CycleProfile(const HotlineCycleProfileParams &params)
@@ -98,15 +104,27 @@ CycleProfile::unhalted(Cycles c) const
     return uint64_t(c) - uint64_t(regionStart) - haltedCycles;
 }
 
-void
+uint64_t
 CycleProfile::takeSamples(Cycles upTo, Addr pc)
 {
     const uint64_t clock = unhalted(upTo);
     if (clock < nextSample)
-        return;
+        return 0;
     const uint64_t taken = (clock - nextSample) / samplePeriod + 1;
     rows[pc].samples += taken;
     nextSample += taken * samplePeriod;
+    return taken;
+}
+
+void
+CycleProfile::deliverSkid(Cycles c, Addr pc)
+{
+    auto waiting = skidding.begin();
+    while (waiting != skidding.end() && waiting->first < c) {
+        rows[pc].skidSamples += waiting->second;
+        ++waiting;
+    }
+    skidding.erase(skidding.begin(), waiting);
 }
 
 void
@@ -188,6 +206,7 @@ CycleProfile::forgetCharged(Cycles from)
     regionStart = accounted = from;
     pendingCycles = haltedCycles = 0;
     nextSample = samplePeriod;
+    skidding.clear();
 }
 
 void
@@ -238,6 +257,10 @@ CycleProfile::commit(const o3::DynInstPtr &inst)
         return;
     endWarmup(c);
     const Addr pc = inst->pcState().instAddr();
+    // The boundary the skid view's samples wait for is passed when an
+    // instruction begins to commit in a later cycle than theirs.
+    if (!skidding.empty() && isFirstOfInstruction(inst))
+        deliverSkid(c, pc);
     if (!group.empty() && c == groupCycle) {
         group.push_back(pc);
     } else {
@@ -251,9 +274,12 @@ CycleProfile::commit(const o3::DynInstPtr &inst)
             else
                 chargeStall(pc, headSeen ? Execute : FrontEnd);
         }
-        // The samples since the last commit, up to this cycle, skid to
-        // this instruction, the first to commit after them.
-        takeSamples(c, pc);
+        // The samples since the last commit, up to this cycle, go to this
+        // instruction, the first to commit after them (next-committing
+        // view); in the skid view they wait for the boundary after this
+        // cycle's commits.
+        if (const uint64_t taken = takeSamples(c, pc))
+            skidding.emplace_back(c, taken);
         group.push_back(pc);
         groupCycle = c;
         accounted = c + Cycles(1);
@@ -402,9 +428,18 @@ CycleProfile::dumpRegion(const std::string &path)
         else
             chargeStall(0, FrontEnd);
     }
-    // Samples after the last commit: to the same instruction as its cycles.
+    // Samples after the last commit: to the same instruction as its cycles
+    // (next-committing view); in the skid view, like those still waiting
+    // for a boundary, to address 0: the instruction they name is not in the
+    // region.
+    uint64_t unnamed = 0;
     if (accounted > regionStart)
-        takeSamples(Cycles(uint64_t(accounted) - 1), tail);
+        unnamed = takeSamples(Cycles(uint64_t(accounted) - 1), tail);
+    for (const auto &waiting : skidding)
+        unnamed += waiting.second;
+    skidding.clear();
+    if (unnamed > 0)
+        rows[0].skidSamples += unnamed;
 
     std::vector<std::pair<Addr, const Row *>> sorted;
     sorted.reserve(rows.size());
@@ -419,22 +454,23 @@ CycleProfile::dumpRegion(const std::string &path)
         window = Closed;
 
     return writeTable(path, [&](std::FILE *out) {
-        std::fprintf(out, "# hotline cycle profile 1: units_per_cycle=%llu "
+        std::fprintf(out, "# hotline cycle profile 2: units_per_cycle=%llu "
                      "region_cycles=%llu halted_cycles=%llu sample_period=%llu "
                      "core=%s\n",
                      (unsigned long long)unitsPerCycle,
                      (unsigned long long)(accounted - regionStart),
                      (unsigned long long)haltedCycles,
                      (unsigned long long)samplePeriod, cpu->name().c_str());
-        std::fprintf(out, "pc,instructions,micro_ops,samples");
+        std::fprintf(out, "pc,instructions,micro_ops,samples,skid_samples");
         for (const char *cause : causeNames)
             std::fprintf(out, ",%s", cause);
         std::fprintf(out, "\n");
         for (const auto &[pc, row] : sorted) {
-            std::fprintf(out, "%llu,%llu,%llu,%llu", (unsigned long long)pc,
+            std::fprintf(out, "%llu,%llu,%llu,%llu,%llu", (unsigned long long)pc,
                          (unsigned long long)row->instructions,
                          (unsigned long long)row->microOps,
-                         (unsigned long long)row->samples);
+                         (unsigned long long)row->samples,
+                         (unsigned long long)row->skidSamples);
             for (uint64_t units : row->units)
                 std::fprintf(out, ",%llu", (unsigned long long)units);
             std::fprintf(out, "\n");

@@ -28,11 +28,22 @@
  * (x86 locked instructions are fenced micro-op sequences in gem5); a store;
  * its own execution; the front end; a mispredict; another squash.
  *
- * Beside the exact charge, the view a sampling profiler of the seeds' era
- * would have given (oprofile on CPU_CLK_UNHALTED): a sample every
- * samplePeriod unhalted cycles, charged to the instruction that commits next
- * after it (the skid of an interrupt-driven profiler: the interrupted core
- * reports the instruction it resumes at).
+ * Beside the exact charge, two views of a sampling profiler that takes a
+ * sample every samplePeriod unhalted cycles (oprofile on CPU_CLK_UNHALTED,
+ * the seeds' profiler), differing in which instruction a sample names:
+ *
+ *   - next-committing (TIP's name for it): the instruction that commits
+ *     first at or after the sample's cycle; during a stall, the stalled
+ *     instruction itself;
+ *   - skid, as an interrupt-driven profiler on the seeds' Pentium III
+ *     reported it: the counter overflows in cycle t, the interrupt is taken
+ *     at the first instruction boundary after the instructions that retire
+ *     in the first cycle at or after t, and the address reported is the
+ *     instruction after that boundary, the next one to begin committing
+ *     (Intel's P6 family manual: the performance-monitoring interrupt is
+ *     taken on an instruction boundary and saves the address of the next
+ *     instruction; oprofile's documentation calls the distance skid).  So a
+ *     stalled load's samples name the instruction after the load.
  *
  * The table of a region (one row per instruction address) is written by
  * dumpRegion(), called from the run script at the region's end.  The format
@@ -123,7 +134,8 @@ class CycleProfile : public ProbeListenerObject
     {
         uint64_t instructions = 0;   // macro-instructions committed
         uint64_t microOps = 0;
-        uint64_t samples = 0;
+        uint64_t samples = 0;        // next-committing view
+        uint64_t skidSamples = 0;    // skid view
         std::array<uint64_t, NumCauses> units{};
     };
 
@@ -141,7 +153,12 @@ class CycleProfile : public ProbeListenerObject
 
     Cycles now() const;
     uint64_t unhalted(Cycles c) const;
-    void takeSamples(Cycles upTo, Addr pc);
+    /* The samples up to cycle upTo (next-committing view, to pc); returns
+     * how many were taken. */
+    uint64_t takeSamples(Cycles upTo, Addr pc);
+    /* The skid view's samples waiting for the first instruction to begin
+     * committing after cycle c's: those armed before c, to pc. */
+    void deliverSkid(Cycles c, Addr pc);
     void closeGroup();
     void chargeStall(Addr pc, Cause cause);
     /* Moves accounted up to c; returns the cycles it moved over. */
@@ -182,6 +199,8 @@ class CycleProfile : public ProbeListenerObject
     /* The sampled view: the next sample, in unhalted cycles of the region. */
     const uint64_t samplePeriod;
     uint64_t nextSample = 0;
+    /* Skid view: (cycle of the commits the samples wait behind, samples). */
+    std::vector<std::pair<Cycles, uint64_t>> skidding;
 
     /* The commits of the cycle groupCycle, not yet charged. */
     std::vector<Addr> group;

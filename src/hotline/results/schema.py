@@ -48,7 +48,10 @@ cycles.parquet (gem5 O3), one row per (region, cpu, instruction): committed
   rule), split by what the core was doing (cycles_commit) or waiting for
   (cycles_load_l2 ... cycles_squash: CYCLE_CAUSES), and the samples a
   sampling profiler would have charged it (one every sample_period unhalted
-  cycles, to the next instruction to commit), symbolized.
+  cycles): `samples` to the next instruction to commit (next-committing
+  view), `skid_samples` to the instruction after the boundary at which a
+  Pentium III's counter interrupt is taken (skid view; missing from
+  profiles made before the extension had it), symbolized.
 region_cycles.parquet (gem5 O3), one row per (region, cpu): the region's
   cycles and the halted ones among them (the rest add up to the cpu's
   cycles in cycles.parquet), and the sampled view's period.
@@ -101,7 +104,8 @@ CYCLE_CAUSES = ("commit", "load_l2", "load_memory", "load_peer", "barrier", "sto
                 "front_end", "mispredict", "squash")
 CYCLES = {
     "run": "string", "region": "int64", "cpu": "int64", "pc": "uint64",
-    "instructions": "int64", "micro_ops": "int64", "samples": "int64", "cycles": "float64",
+    "instructions": "int64", "micro_ops": "int64", "samples": "int64",
+    "skid_samples": "Int64", "cycles": "float64",
     **{f"cycles_{cause}": "float64" for cause in CYCLE_CAUSES},
     "symbol": "string", "offset": "int64", "source_line": "string",
 }

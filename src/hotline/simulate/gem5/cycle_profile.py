@@ -21,8 +21,10 @@ from hotline.results import schema
 from hotline.results.attribute import with_code
 from hotline.simulate.gem5 import extension_table
 
-MAGIC = "# hotline cycle profile 1:"
-COUNTS = ["pc", "instructions", "micro_ops", "samples"]   # then units per cause
+MAGIC = "# hotline cycle profile 2:"
+COUNTS = ["pc", "instructions", "micro_ops", "samples", "skid_samples"]  # then units per cause
+# A profile made before the skid view: the same, without skid_samples.
+MAGIC_1, COUNTS_1 = "# hotline cycle profile 1:", COUNTS[:4]
 
 
 def read(path: Path) -> tuple[dict, pd.DataFrame]:
@@ -30,10 +32,13 @@ def read(path: Path) -> tuple[dict, pd.DataFrame]:
     (pc, instructions, micro_ops, then units per cause), refused with one
     line if it is not one or does not add up.  Samples (the sampled view)
     are counted apart from the cycles."""
+    with open(path, "rb") as f:
+        first = f.read(len(MAGIC_1))
+    magic, counts = (MAGIC_1, COUNTS_1) if first == MAGIC_1.encode() else (MAGIC, COUNTS)
     meta, rows = extension_table.read(
-        path, MAGIC, "cycle profile",
+        path, magic, "cycle profile",
         ("units_per_cycle", "region_cycles", "halted_cycles", "sample_period"),
-        [*COUNTS, *schema.CYCLE_CAUSES], "uint64")
+        [*counts, *schema.CYCLE_CAUSES], "uint64")
     units, region, halted = meta["units_per_cycle"], meta["region_cycles"], meta["halted_cycles"]
     causes = list(schema.CYCLE_CAUSES)
     charged = int(rows[causes].to_numpy(dtype="uint64").sum()) if len(rows) else 0
@@ -52,7 +57,9 @@ def tables(files: dict[tuple[int, int], Path], objects, run_id: str) -> dict[str
         frame = pd.DataFrame({"run": run_id, "region": region, "cpu": cpu, "pc": rows["pc"],
                               "instructions": rows["instructions"].astype("int64"),
                               "micro_ops": rows["micro_ops"].astype("int64"),
-                              "samples": rows["samples"].astype("int64")})
+                              "samples": rows["samples"].astype("int64"),
+                              "skid_samples": rows["skid_samples"].astype("Int64")
+                              if "skid_samples" in rows else pd.NA})
         for cause in schema.CYCLE_CAUSES:
             frame[f"cycles_{cause}"] = rows[cause].astype("float64") / units
         frame["cycles"] = frame[[f"cycles_{c}" for c in schema.CYCLE_CAUSES]].sum(axis=1)
