@@ -208,3 +208,30 @@ def test_a_sampled_run_given_as_the_run_says_how_to_set_it_beside_an_exact_one(t
     assert str(e.value) == (f"{run} is a sampled run (SMARTS windows): it has estimates of each "
                             "instruction's time, no miss tables; set it beside an exact run: "
                             f"./hotline annotate EXACT_RUN FUNCTION --sampled {run}")
+
+
+def test_a_seeds_name_the_kernel_lacks_is_named_as_asked(tmp_path):
+    """`annotate RUN page_add_rmap` on a baseline kernel: the error names
+    page_add_rmap, what the user typed, and says why pte_chain_add was
+    looked for (before, it named only pte_chain_add)."""
+    from types import SimpleNamespace
+
+    from hotline.errors import HotlineError
+    from hotline.report import annotate as a
+    from hotline.report import tables as rt
+    misses = pd.DataFrame([{"cpu": 0, "pc": K, "space": "kernel", "kind": "read",
+                            "symbol": "unmap_page_range", "offset": 0x696, "source_line": "",
+                            "object": "struct page", "field": "flags", "level": "L1D",
+                            "cause": "coherence", "count": 9, "cycles": 90}])
+    run = SimpleNamespace(symbolizer=SimpleNamespace(function_named=lambda name: None),
+                          tables=rt.RunTables(misses, *(pd.DataFrame() for _ in range(5))),
+                          kernel=tmp_path, variant="baseline")
+    with pytest.raises(HotlineError) as e:
+        a.annotate(run, "page_add_rmap")
+    message = str(e.value)
+    assert message.startswith("no function 'page_add_rmap' in the run's kernel")
+    assert "pte_chain_add" in message and "baseline" in message
+    assert "unmap_page_range" in message
+    with pytest.raises(HotlineError, match="^no function 'nonesuch' in the run's kernel "
+                                           r"\([^)]*\); its functions"):
+        a.annotate(run, "nonesuch")

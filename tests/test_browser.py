@@ -60,3 +60,39 @@ def test_the_diff_page_shows_its_picture(tmp_path):
     shown = browser.render(page, tmp_path / "diff.png")
     assert len(shown.images) == 1 and shown.images[0].loaded
     assert shown.tables >= 4 and "pte_chain_remove" in shown.text
+
+
+def test_a_page_taller_than_one_screenshot_is_taken_whole_in_parts(tmp_path):
+    """A report is taller than Chromium's largest screenshot (16,384 px):
+    it is taken in parts, each at most SCREENSHOT_HEIGHT, that together
+    are the page (before, report.png stopped at 16,000 px and the console
+    said nothing of what was left out); parts of an earlier, taller page
+    are removed."""
+    tall = 2 * browser.SCREENSHOT_HEIGHT + 1234
+    page = tmp_path / "report.html"
+    page.write_text(f"""<!doctype html><title>t</title><style>body{{margin:0}}</style>
+<div style="height:{tall - 100}px;background:#eee">top</div>
+<h2>the last section</h2><img alt="last" src="data:image/png;base64,{png(30, 20)}">
+<div style="height:{100 - 20 - 40}px"></div>""")
+    (tmp_path / "report-4.png").write_bytes(b"an earlier part")
+    shown = browser.render(page, tmp_path / "report.png")
+    assert shown.screenshots == [tmp_path / "report.png", tmp_path / "report-2.png",
+                                 tmp_path / "report-3.png"]
+    heights = [Image.open(p).size[1] for p in shown.screenshots]
+    assert heights[:2] == [browser.SCREENSHOT_HEIGHT] * 2 and sum(heights) == shown.height
+    assert shown.height >= tall - 100 and not (tmp_path / "report-4.png").exists()
+    # The last part holds the last picture (red): the page's end is in it.
+    last = Image.open(shown.screenshots[-1]).convert("RGB")
+    assert (255, 0, 0) in {c for _, c in last.getcolors(1 << 16)}
+    line = browser.summary(page, shown)
+    assert "1 of 1 pictures loaded" in line and "in 3 parts" in line
+    assert all(str(p) in line for p in shown.screenshots)
+
+
+def test_parts_of_a_screenshot():
+    from pathlib import Path
+    h = browser.SCREENSHOT_HEIGHT
+    assert browser.screenshot_parts(Path("r/report.png"), 100) == [(Path("r/report.png"), 0, 100)]
+    assert browser.screenshot_parts(Path("r/report.png"), h) == [(Path("r/report.png"), 0, h)]
+    assert browser.screenshot_parts(Path("r/report.png"), h + 1) == [
+        (Path("r/report.png"), 0, h), (Path("r/report-2.png"), h, 1)]

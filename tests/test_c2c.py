@@ -4,6 +4,7 @@ tables whose answers are worked out by hand in the comments."""
 import pandas as pd
 
 from hotline.report.c2c import SharedLines
+from hotline.results.members import Members
 
 PAGE_FIELDS = [("flags", 0, 8), ("lru", 8, 16), ("_refcount", 52, 4), ("next_line", 64, 8)]
 STARTS = {"jiffies": 0xffffffff82000000, "jiffies_64": 0xffffffff82000008,
@@ -133,3 +134,132 @@ def test_a_run_without_a_coherence_table_still_lists_its_upgrades(tmp_path):
     assert tuple(lines.loc["struct page+0x0", ["coherence", "upgrade"]]) == (8, 6)
     assert list(lines.index) == ["struct page+0x0", "kernel-other", "0xffffffff82000000",
                                  "struct page+0x40", "0xffffffff82000140"]
+
+
+# A line of kernel data as a 6.1 kernel lays it out: nr_threads 8 bytes into
+# a line, vm_area_cachep 0x20 into the same line (false sharing: the counter
+# fork writes and the cache pointer every mmap reads), and input_pool's
+# +0x60, which is the start of the next line.
+LINE = 0xffffffff82a00000
+DATA = {"nr_threads": LINE + 0x8, "vm_area_cachep": LINE + 0x20, "input_pool": LINE - 0x20}
+P, Q, R = (0xffffffff81100000 + 0x40 * i for i in range(3))
+CODE.update({P: ("copy_process", 0x2f1), Q: ("vm_area_alloc", 0x11), R: ("mix_pool", 0x60)})
+SHARED = pd.DataFrame([
+    miss(0, P, "rmw", "nr_threads", "+0x0", "L1D", "upgrade", 9),
+    miss(1, Q, "read", "vm_area_cachep", "+0x0", "L1D", "coherence", 7),
+    miss(2, R, "read", "input_pool", "+0x60", "L1D", "coherence", 3),
+    miss(2, A, "read", "struct page", "flags", "L1D", "coherence", 11),
+    miss(3, C, "write", "struct page", "_refcount", "L1D", "upgrade", 5),
+])
+SHARED_THEFTS = pd.DataFrame([
+    {"cpu": 1, "pc": Q, "object": "vm_area_cachep", "field": "+0x0", "thief_cpu": 0,
+     "thief_pc": P, "count": 7},
+]).assign(symbol="", offset=0, thief_symbol=lambda c: [CODE[pc][0] for pc in c["thief_pc"]],
+          thief_offset=lambda c: [CODE[pc][1] for pc in c["thief_pc"]])
+
+
+def offsets_of(lines: SharedLines, line: str) -> list[tuple[str, str, str]]:
+    return [(r.offset, r.data, r.kind) for r in lines.offsets(line).itertuples(index=False)]
+
+
+def test_the_offset_is_the_bytes_place_in_its_cache_line():
+    """Not its place in its object: nr_threads+0x0 is at 0x8 of its line,
+    vm_area_cachep+0x0 at 0x20 (before, both said 0x0 and the false
+    sharing did not show), and input_pool+0x60 opens the next line."""
+    lines = SharedLines(SHARED, SHARED_THEFTS, PAGE_FIELDS, 64, DATA)
+    assert offsets_of(lines, f"{LINE:#x}") == [
+        ("0x8", "nr_threads+0x0", "rmw"),
+        ("0x8", "nr_threads+0x0", "write (thief)"),
+        ("0x20", "vm_area_cachep+0x0", "read")]
+    assert offsets_of(lines, f"{LINE + 0x40:#x}") == [("0x0", "input_pool+0x60", "read")]
+    # struct page's second line: next_line (byte 64) is its first byte.
+    assert offsets_of(shared(), "struct page+0x40") == [
+        ("0x0", "struct page.next_line", "read"), ("?", "", "write (thief)")]
+
+
+def test_a_32_byte_system_groups_accesses_into_32_byte_lines():
+    """On pentium3-4way-32b (the seeds' line) nr_threads and vm_area_cachep
+    are two lines, and struct page's _refcount (byte 52) is 0x14 into its
+    second line, apart from flags."""
+    lines = SharedLines(SHARED, SHARED_THEFTS, PAGE_FIELDS, 32, DATA)
+    table = lines.lines().set_index("line")
+    assert set(table.index) == {f"{LINE:#x}", f"{LINE + 0x20:#x}", f"{LINE + 0x40:#x}",
+                                "struct page+0x0", "struct page+0x20"}
+    assert table.loc["struct page+0x0", "fields"] == "flags, lru"
+    assert table.loc["struct page+0x20", "fields"] == "_refcount"
+    assert offsets_of(lines, "struct page+0x20") == [("0x14", "struct page._refcount", "write")]
+    assert offsets_of(lines, f"{LINE + 0x20:#x}") == [("0x0", "vm_area_cachep+0x0", "read"),
+                                                      ("?", "", "write (thief)")]
+    # The write that took vm_area_cachep's line is known to write nr_threads
+    # only, in the line before: no offset in this one.
+    assert table.loc[f"{LINE + 0x20:#x}", "taken most by"] == "copy_process+0x2f1 (7)"
+    thief = lines.offsets(f"{LINE + 0x20:#x}").iloc[-1]
+    assert (thief["kind"], thief["offset"], thief["data"]) == ("write (thief)", "?", "")
+
+
+class _Text:
+    def at(self, pc: int) -> str:
+        return ""
+
+
+def test_a_runs_line_is_its_system_specs(tmp_path):
+    """The report reads the line from the run's manifest (the system spec's
+    [caches] line_bytes): a run of pentium3-4way-32b is cut into 32-byte
+    lines by c2c, one of pentium3-4way into 64-byte ones."""
+    from hotline import specs
+    from hotline.records.manifest import Manifest
+    from hotline.report import tables as rt
+    from hotline.report.run import Run
+    layout = {"fields": [{"name": n, "offset": o, "size": s, "primary": True}
+                         for n, o, s in PAGE_FIELDS]}
+    found = {}
+    for system in ("pentium3-4way-32b", "pentium3-4way"):
+        spec = specs.load_system(system).model_dump()
+        manifest = Manifest({"inputs": {"system": {"name": system, "spec": spec}}})
+        tables = rt.RunTables(SHARED, pd.DataFrame(), SHARED_THEFTS, pd.DataFrame(),
+                              pd.DataFrame(), pd.DataFrame())
+        run = Run(tmp_path, manifest, tables, tmp_path)
+        run.__dict__.update(layout=layout, object_starts=DATA, disassembly=_Text())
+        found[system] = (run.line_bytes, set(SharedLines.of_run(run).lines()["line"]))
+    assert found["pentium3-4way-32b"][0] == 32
+    assert {"struct page+0x20", f"{LINE + 0x20:#x}"} <= found["pentium3-4way-32b"][1]
+    assert found["pentium3-4way"][0] == 64
+    assert found["pentium3-4way"][1] == {"struct page+0x0", f"{LINE:#x}", f"{LINE + 0x40:#x}"}
+
+
+def test_struct_pages_line_names_the_union_member_its_misses_were_attributed_to():
+    """lru's bytes are compound_head to PageTail(): the line's fields say
+    compound_head (and lru where it missed too), most misses first."""
+    fields = [("flags", 0, 8), ("lru", 8, 16), ("_refcount", 52, 4)]
+    members = Members([{"name": "flags", "offset": 0, "size": 8},
+                       {"name": "lru", "offset": 8, "size": 16},
+                       {"name": "compound_head", "offset": 8, "size": 8},
+                       {"name": "_refcount", "offset": 52, "size": 4}])
+    misses = pd.DataFrame([
+        miss(0, A, "read", "struct page", "compound_head", "L1D", "coherence", 162),
+        miss(1, B, "rmw", "struct page", "lru", "L1D", "upgrade", 3),
+        miss(2, C, "write", "struct page", "_refcount", "L1D", "upgrade", 4),
+        # a union no source line told apart: its field is already named
+        miss(3, A, "read", "struct page", "lru | compound_head", "L1D", "coherence", 50)])
+    lines = SharedLines(misses, COHERENCE.iloc[0:0], fields, 64, {}, page_members=members)
+    assert lines.lines().loc[0, "fields"] == "flags, compound_head, lru, _refcount"
+    assert offsets_of(lines, "struct page+0x0")[0] == ("0x8", "struct page.compound_head",
+                                                       "read")
+
+
+def test_who_stole_page_flags_names_the_field_the_write_touches():
+    """All of flags' thieves here write another field of its line (false
+    sharing inside struct page): g writes flags itself, h _refcount."""
+    from hotline.report import tables as rt
+    misses = pd.concat([MISSES, pd.DataFrame([
+        miss(1, G, "write", "struct page", "_refcount", "L1D", "upgrade", 6)])])
+    coherence = pd.concat([COHERENCE, COHERENCE.iloc[[0]].assign(
+        thief_pc=G, thief_symbol="writer", thief_offset=0x7, count=20)]).assign(
+        symbol=lambda c: [CODE[pc][0] for pc in c["pc"]],
+        offset=lambda c: [CODE[pc][1] for pc in c["pc"]])
+    t = rt.RunTables(misses, pd.DataFrame(), coherence, pd.DataFrame(), pd.DataFrame(),
+                     pd.DataFrame())
+    table = rt.thieves(t, "flags", 5)
+    assert [tuple(r) for r in table.itertuples(index=False)] == [
+        ("f+0x10", "writer+0x7", "struct page._refcount", 20),
+        ("f+0x10", "g+0x20", "struct page.flags", 8)]

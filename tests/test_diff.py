@@ -132,3 +132,63 @@ def test_written_as_text_html_and_picture(smoke, tmp_path):
     page = html_path.read_text()
     assert page.count("<table") >= 4 and 'src="data:image/png;base64,' in page
     assert (tmp_path / "pictures" / "diff-functions.svg").is_file()
+
+
+def slim(side: d.Side, listed: set[str]) -> d.Side:
+    """A side as slimmed results hold it (hotline.analysis.slim): misses
+    without their address, an instructions table with each instruction's
+    function and offset, listing only some functions."""
+    m = side.misses
+    code = m[m["symbol"].isin(listed)].drop_duplicates("pc")
+    instructions = pd.DataFrame({"pc": code["pc"], "kind": "read", "symbol": code["symbol"],
+                                 "offset": code["offset"],
+                                 "bytes": ["488b07" if o == 0x10 else "4889c3"
+                                           for o in code["offset"]]})
+    return d.Side(side.run_id, side.label, m.drop(columns="pc"), instructions, side.roi)
+
+
+def test_slim_results_pair_by_the_code_their_instructions_table_holds():
+    """Without pc in the misses, the instructions table's function and
+    offset give each miss its code: f+0x10 in both is `mov (%rdi),%rax`
+    (f+0x20 in A is another instruction), as with the addresses."""
+    result = d.diff(slim(A, {"f"}), slim(B, {"f"}))
+    f = result.instructions[result.instructions["function"] == "f"]
+    got = {(r["offset a"], r["offset b"]): (r["instruction"], r["stall cycles a"],
+                                            r["stall cycles b"]) for _, r in f.iterrows()}
+    assert got == {("0x10", "0x10"): ("mov (%rdi),%rax", 100, 120),
+                   ("0x20", ""): ("mov %rax,%rbx", 30, 0)}
+    assert result.unpaired == []
+
+
+def test_instructions_of_unknown_code_are_not_paired_and_the_kernel_to_build_is_named():
+    """Code in neither the tables nor a kernel built here: two instructions
+    of unknown text are not the same instruction (before, every unknown
+    instruction was equal to every other, and the pairing was by order)."""
+    a = side("a", [(K + 0x10, "f", 0x10, "L1D", 10, 100), (K + 0x20, "f", 0x20, "L1D", 3, 30)])
+    b = side("b", [(K + 0x30, "f", 0x30, "L1D", 12, 120)])
+    result = d.diff(slim(a, set()), slim(b, set()))
+    f = result.instructions
+    assert sorted(zip(f["offset a"], f["offset b"], f["only in"])) == \
+        [("", "0x30", "b"), ("0x10", "", "a"), ("0x20", "", "a")]
+    assert len(result.unpaired) == 2
+    assert "./hotline build-kernel a" in result.unpaired[0] and "2 instruction(s)" in \
+        result.unpaired[0] and "(in f)" in result.unpaired[0]
+    assert result.unpaired[1].endswith("./hotline build-kernel b")
+    text = d.render.as_text_sections([], d.sections(result))
+    assert "Unpaired: a: the code of 2 instruction(s)" in text
+
+
+def test_smoke_instructions_pair_by_their_code_without_the_kernels(smoke):
+    """The committed results' kernels are not built here: the instructions
+    table still gives the code of the functions that matter, so
+    unmap_page_range+0x696 (zap_pte_range's first touch of struct page,
+    77,296 L1 misses) pairs with itself, not with +0x660."""
+    _, _, result = smoke
+    rows = result.instructions
+    unmap = rows[(rows["function"] == "unmap_page_range") &
+                 (rows["offset baseline"] == "0x696")].iloc[0]
+    assert unmap["offset pte-chain"] == "0x696" and unmap["instruction"] != ""
+    assert unmap["L1 misses baseline"] == 77296
+    # Every paired kernel instruction has its text.
+    paired = rows[(rows["only in"] == "") & ~rows["function"].isin([d.USER, d.NO_SYMBOL])]
+    assert (paired["instruction"] != "").all()

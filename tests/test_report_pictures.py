@@ -53,14 +53,33 @@ def test_struct_page_writes_each_fields_misses_per_level():
 
 
 def test_a_unions_members_are_drawn_in_its_box_and_barred_apart():
-    # compound_head shares lru's bytes: its 40 L1D misses shade lru's box
-    # with lru's 90 (130 in all) and get a cause bar of their own.
+    # compound_head shares lru's bytes: its 400 L1D misses shade lru's box
+    # with lru's 90, and the box says each name's own misses, as the table
+    # does (not "lru 490": the misses were attributed to compound_head).
     misses = pd.concat([PAGE_MISSES, pd.DataFrame(
-        [("compound_head", "L1D", "capacity", 40)], columns=PAGE_MISSES.columns)])
+        [("compound_head", "L1D", "capacity", 400)], columns=PAGE_MISSES.columns)])
     p = pic.struct_page("struct-page", misses, FIELDS, 64, 64,
                         {"compound_head": "lru", "lru": "lru"})
-    words = svg_text(p).split()
-    assert "130" in words and "compound_head" in words and "90" not in words
+    text = " ".join(svg_text(p).split())
+    assert "compound_head 400 lru 90" in text and "490" not in text.split()
+    # At L2 only lru missed: its box says lru and its 12.
+    assert "lru 12" in text
+
+
+def test_a_box_whose_misses_are_all_another_members_is_named_by_it():
+    misses = pd.DataFrame([("flags", "L1D", "capacity", 5),
+                           ("compound_head", "L1D", "coherence", 162232)],
+                          columns=PAGE_MISSES.columns)
+    p = pic.struct_page("struct-page", misses, FIELDS, 64, 64,
+                        {"compound_head": "lru", "flags": "flags"})
+    lines = [t.strip() for t in ET.fromstring(p.svg).itertext() if t.strip()]
+    assert "compound_head" in lines and "162,232" in lines
+    assert pic._box_label("lru", pd.Series({"compound_head": 162232, "lru": 3141,
+                                            "buddy_list": 7, "pcp_list": 1})) == \
+        "compound_head\n162,232\nlru 3,141\n+2 more 8"
+    # An 8-byte box has room for one name.
+    assert pic._box_label("mapping", pd.Series({"mapping": 98, "mapping | …": 46}), room=1) == \
+        "mapping\n98\n+1 more 46"
 
 
 def test_the_box_of_each_name_is_the_field_holding_its_first_byte():

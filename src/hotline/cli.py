@@ -84,9 +84,7 @@ def _screenshot(page: Path, png: Path) -> None:
     except HotlineError as e:
         say(f"no screenshot of {page.name}: {e}")
         return
-    loaded = sum(i.loaded for i in shown.images)
-    say(f"{page.name} in Chromium: {loaded} of {len(shown.images)} pictures loaded, "
-        f"{shown.tables} tables; screenshot {png}")
+    say(browser.summary(page, shown))
 
 
 def cmd_report(args) -> int:
@@ -111,8 +109,11 @@ def cmd_annotate(args) -> int:
 def cmd_diff(args) -> int:
     from hotline.report.diff import diff, sides, write_diff
     a, b = sides(args.runs, args.workload, args.system)
-    text, text_path, html_path = write_diff(diff(a, b), Path(args.out) if args.out else None)
+    result = diff(a, b)
+    text, text_path, html_path = write_diff(result, Path(args.out) if args.out else None)
     print(text)
+    for note in result.unpaired:
+        say(f"warning: {note}")
     say(f"diff written to {text_path} and {html_path}")
     return 0
 

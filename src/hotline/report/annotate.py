@@ -181,14 +181,20 @@ def estimates(run: Run, sampled_dir: Path, pcs: list[int]) -> \
 
 def annotate(run: Run, function: str, source: SourceText | None = None,
              sampled: Path | None = None) -> Annotation:
+    asked = function
     symbol = run.symbolizer.function_named(function)
     if symbol is None and function in SEED_NAMES:
         function = SEED_NAMES[function]     # the seed's name for the work
         symbol = run.symbolizer.function_named(function)
     if symbol is None:
         busiest = rt.top_functions(run.tables, "L1D", 5)
-        raise HotlineError(f"no function '{function}' in the run's kernel "
-                           f"({run.kernel / 'vmlinux'}); its functions with most L1D "
+        why = ""
+        if asked != function:
+            why = (f" ({asked} is seed 000's name for the chain work that hotline's "
+                   f"pte_chain kernels do in {function}; this run's kernel, {run.variant}, "
+                   "has neither: annotate a run of a pte-chain variant)")
+        raise HotlineError(f"no function '{asked}' in the run's kernel "
+                           f"({run.kernel / 'vmlinux'}){why}; its functions with most L1D "
                            f"misses: {', '.join(busiest)}")
     listing = run.disassembly.function(function)
     pcs = sorted(listing)

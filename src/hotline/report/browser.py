@@ -29,6 +29,7 @@ FLAGS = ["--headless", "--disable-gpu", "--no-first-run", "--disable-background-
 START_S = 60            # for Chromium to open its DevTools port
 LOAD_S = 60             # for a page to finish loading
 SCREENSHOT_HEIGHT = 16000   # the tallest screenshot taken (pixels; Chromium's own limit is 16384)
+                            # (a taller page is taken in several: screenshot_parts())
 
 # What the page holds once loaded, every image decoded first.
 _INSPECT = """Promise.all([...document.images].map(i => i.decode().catch(() => null)))
@@ -67,7 +68,31 @@ class Rendered:
     rows: int
     headings: list[str]
     text: str
-    screenshot: Path | None
+    screenshots: list[Path]     # the whole page, top to bottom (screenshot_parts())
+    height: int = 0             # the page's height in pixels, if a screenshot was taken
+
+    @property
+    def screenshot(self) -> Path | None:
+        return self.screenshots[0] if self.screenshots else None
+
+
+def screenshot_parts(path: Path, height: int) -> list[tuple[Path, int, int]]:
+    """Where a screenshot of a page `height` pixels tall goes: (file, top,
+    height) of each part of at most SCREENSHOT_HEIGHT pixels, the first in
+    `path`, the others beside it as NAME-2.png, NAME-3.png, ..."""
+    tops = range(0, max(height, 1), SCREENSHOT_HEIGHT)
+    return [(path if n == 1 else path.with_name(f"{path.stem}-{n}{path.suffix}"), top,
+             min(SCREENSHOT_HEIGHT, height - top) if height else 1)
+            for n, top in enumerate(tops, start=1)]
+
+
+def _stale_parts(path: Path, kept: int) -> list[Path]:
+    """Parts of an earlier, taller screenshot of the same page."""
+    n, stale = kept + 1, []
+    while (part := path.with_name(f"{path.stem}-{n}{path.suffix}")).is_file():
+        stale.append(part)
+        n += 1
+    return stale
 
 
 class Browser:
@@ -132,8 +157,9 @@ class Browser:
 
     def render(self, page: Path, screenshot: Path | None = None) -> Rendered:
         """Load a page, wait until it has loaded, and say what it holds;
-        with screenshot, write a PNG of the page (its first
-        SCREENSHOT_HEIGHT pixels) there."""
+        with screenshot, write a PNG of the whole page there, in parts of
+        at most SCREENSHOT_HEIGHT pixels where it is taller
+        (screenshot_parts())."""
         self.call("Page.enable")
         self.call("Page.navigate", url=page.resolve().as_uri())
         deadline = time.monotonic() + LOAD_S
@@ -142,15 +168,22 @@ class Browser:
                 raise HotlineError(f"{page}: not loaded after {LOAD_S} s in chromium")
             time.sleep(0.2)
         facts = json.loads(self._evaluate(_INSPECT, wait=True))
+        shots, height = [], 0
         if screenshot is not None:
             size = self.call("Page.getLayoutMetrics")["cssContentSize"]
-            height = min(int(size["height"]), SCREENSHOT_HEIGHT)
-            shot = self.call("Page.captureScreenshot", format="png", captureBeyondViewport=True,
-                             clip={"x": 0, "y": 0, "width": int(size["width"]),
-                                   "height": height, "scale": 1})
-            screenshot.write_bytes(base64.b64decode(shot["data"]))
+            height = int(size["height"])
+            parts = screenshot_parts(screenshot, height)
+            for path, top, part_height in parts:
+                shot = self.call("Page.captureScreenshot", format="png",
+                                 captureBeyondViewport=True,
+                                 clip={"x": 0, "y": top, "width": int(size["width"]),
+                                       "height": part_height, "scale": 1})
+                path.write_bytes(base64.b64decode(shot["data"]))
+                shots.append(path)
+            for stale in _stale_parts(screenshot, len(parts)):
+                stale.unlink()
         return Rendered(facts["title"], [Image(**i) for i in facts["images"]], facts["tables"],
-                        facts["rows"], facts["headings"], facts["text"], screenshot)
+                        facts["rows"], facts["headings"], facts["text"], shots, height)
 
     def _evaluate(self, expression: str, wait: bool = False):
         result = self.call("Runtime.evaluate", expression=expression, returnByValue=True,
@@ -178,6 +211,21 @@ class Browser:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def summary(page: Path, shown: Rendered) -> str:
+    """One line on what Chromium showed of a page: its pictures that loaded,
+    its tables, and the screenshot files that hold the whole page."""
+    loaded = sum(i.loaded for i in shown.images)
+    line = (f"{page.name} in Chromium: {loaded} of {len(shown.images)} pictures loaded, "
+            f"{shown.tables} tables")
+    if len(shown.screenshots) == 1:
+        return f"{line}; screenshot {shown.screenshots[0]}"
+    if shown.screenshots:
+        return (f"{line}; the page is {shown.height:,} pixels tall, so its screenshot is in "
+                f"{len(shown.screenshots)} parts of at most {SCREENSHOT_HEIGHT:,}: "
+                f"{', '.join(str(p) for p in shown.screenshots)}")
+    return line
 
 
 def render(page: Path, screenshot: Path | None = None) -> Rendered:

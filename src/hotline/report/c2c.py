@@ -7,7 +7,10 @@ Where the tables place a line (results tables, results/schema.py):
 
 - struct page: by field (layout.json's offsets); the lines of all pages are
   one line here, "struct page+0x0", since the question is which fields
-  share a line, not which page;
+  share a line, not which page (struct page is 64 bytes and the vmemmap
+  array starts on a page, so with the 32- and 64-byte lines of the system
+  specs a field's place in its line is its offset in struct page modulo
+  the line);
 - kernel image objects and the dynamic objects a variant announces: field
   "+0xOFF" from the object's start, whose address (System.map, the run's
   kernel log) gives the line's address; objects that share a line are one
@@ -17,9 +20,15 @@ Where the tables place a line (results tables, results/schema.py):
 - "kernel-other" and "user": the tables keep no address, so each is one
   row standing for all its lines.
 
+The offset column is the byte's place in its cache line (not in its
+object): two objects at different offsets of one line are false sharing.
+The line is the run's (its system spec's [caches] line_bytes).
+
 The coherence table names the victim's line, not the thief's byte: a write
 that took a line is shown with the field it usually touches (the most
-frequent object.field of its own misses on that object), when it missed.
+frequent object.field of its own misses in that line, which for false
+sharing is another object's or field's; else on the victim's object), when
+it missed.
 """
 
 from collections.abc import Callable
@@ -27,7 +36,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from hotline.results.members import Members
+from hotline.results.members import SEPARATOR, Members
 from hotline.results.objects import describe
 
 SHARING_CAUSES = ("coherence", "upgrade")
@@ -38,7 +47,7 @@ PAGE = "struct page"
 @dataclass(frozen=True)
 class Place:
     line: str          # the line's name: its address, or "struct page+0x0", or the object
-    offset: int | None  # byte offset within the object (None: not known)
+    offset: int | None  # byte offset within the line (None: not known)
 
 
 def _where(symbol: str, offset: int, pc: int) -> str:
@@ -77,11 +86,14 @@ class SharedLines:
         self.thefts = self._placed(coherence.groupby(
             ["object", "field", "thief_cpu", "thief_pc", "thief_symbol", "thief_offset"],
             as_index=False)["count"].sum())
-        # What each instruction usually touches, from all its misses.
+        # What each instruction touches, from all its misses: pc ->
+        # [(object, field)], most missed first.
         touched = misses.groupby(["pc", "object", "field"], as_index=False)["count"].sum()
-        touched = touched.sort_values(["count", "object", "field"], ascending=[False, True, True],
-                                      kind="stable")
-        self.touched = touched.drop_duplicates(["pc", "object"])
+        touched = touched.sort_values(["count", "object", "field"],
+                                      ascending=[False, True, True], kind="stable")
+        self.touched: dict[int, list[tuple[str, str]]] = {}
+        for pc, obj, field in zip(touched["pc"], touched["object"], touched["field"]):
+            self.touched.setdefault(pc, []).append((obj, field))
 
     @classmethod
     def of_run(cls, run) -> "SharedLines":
@@ -96,24 +108,29 @@ class SharedLines:
             self._places[key] = self._place(obj, field)
         return self._places[key]
 
+    def _page_offset(self, field: str) -> int | None:
+        """Where a struct page field the tables name starts in struct page."""
+        offset = self.page_offsets.get(field)
+        if offset is None and self.page_members is not None:
+            offset = self.page_members.offset_of(field)   # a union's member
+        if offset is None and field.startswith("+"):
+            offset = int(field[1:], 0)
+        return offset
+
     def _place(self, obj: str, field: str) -> Place:
         lb = self.line_bytes
         if obj == PAGE:
-            offset = self.page_offsets.get(field)
-            if offset is None and self.page_members is not None:
-                offset = self.page_members.offset_of(field)   # a union's member
-            if offset is None and field.startswith("+"):
-                offset = int(field[1:], 0)
+            offset = self._page_offset(field)
             if offset is None:
                 return Place(PAGE, None)
-            return Place(f"{PAGE}+{offset // lb * lb:#x}", offset)
+            return Place(f"{PAGE}+{offset // lb * lb:#x}", offset % lb)
         if not field.startswith("+"):
             return Place(obj, None)
         offset = int(field[1:], 0)
         start = self.starts.get(obj)
         if start is None:   # not in the symbol table: as if line-aligned
-            return Place(f"{obj}+{offset // lb * lb:#x}", offset)
-        return Place(f"{(start + offset) // lb * lb:#x}", offset)
+            return Place(f"{obj}+{offset // lb * lb:#x}", offset % lb)
+        return Place(f"{(start + offset) // lb * lb:#x}", (start + offset) % lb)
 
     def _placed(self, frame: pd.DataFrame) -> pd.DataFrame:
         places = [self.place(o, f) for o, f in zip(frame["object"], frame["field"])]
@@ -123,9 +140,23 @@ class SharedLines:
 
     def _line_fields(self, line: str, events: pd.DataFrame) -> str:
         if line.startswith(f"{PAGE}+"):
+            # struct page's fields in the line, each by the members its
+            # misses were attributed to (lru's bytes are compound_head to
+            # most code), most first, or by its own name (where none was, or
+            # only the union as a whole: "lru | buddy_list | ...").
             first = int(line.split("+")[1], 0)
-            return ", ".join(name for name, offset, size in self.page_fields
-                             if offset < first + self.line_bytes and offset + size > first)
+            missed = events.groupby("field")["count"].sum().sort_values(ascending=False,
+                                                                        kind="stable")
+            members = [f for f in missed.index if SEPARATOR not in f]
+            starts = {f: self._page_offset(f) for f in members}
+            names = []
+            for name, offset, size in self.page_fields:
+                if offset < first + self.line_bytes and offset + size > first:
+                    inside = [f for f in members
+                              if starts[f] is not None and offset <= starts[f] < offset + size]
+                    names += inside or [name]
+            names += [f for f in members if f not in names]
+            return ", ".join(names)
         data = events.groupby("data")["count"].sum().sort_values(ascending=False, kind="stable")
         return ", ".join(data.index)
 
@@ -176,12 +207,11 @@ class SharedLines:
         thefts = self.thefts[self.thefts["line"] == line]
         for (pc, symbol, off), group in thefts.groupby(["thief_pc", "thief_symbol",
                                                         "thief_offset"]):
-            obj = group["object"].iloc[0]
-            usual = self.touched[(self.touched["pc"] == pc) & (self.touched["object"] == obj)]
-            place = self.place(obj, usual["field"].iloc[0]) if len(usual) else None
+            usual = self._usual(pc, group["object"].iloc[0], line)
+            place = self.place(*usual) if usual else None
             byte = place.offset if place is not None and place.offset is not None else -1
             rows.append({"offset": _offset(byte),
-                         "data": describe(obj, usual["field"].iloc[0]) if len(usual) else "",
+                         "data": describe(*usual) if usual else "",
                          "instruction": _where(symbol, off, pc), "text": self.text(pc),
                          "kind": "write (thief)", "CPUs": _cpus(group["thief_cpu"]),
                          "coherence": 0, "upgrade": 0, "took the line": int(group["count"].sum()),
@@ -195,6 +225,16 @@ class SharedLines:
         return (table.sort_values(["_byte", "_n", "instruction"], ascending=[True, False, True],
                                   kind="stable")
                 .drop(columns=["_byte", "_n"]).reset_index(drop=True))
+
+    def _usual(self, pc: int, obj: str, line: str) -> tuple[str, str] | None:
+        """What a write that took `line` (an access to obj) usually writes:
+        the object and field its own misses touched most in that line (a
+        false-sharing write is to another object or field of the line),
+        else in obj; None if it missed on neither."""
+        mine = self.touched.get(pc, [])
+        here = [(o, f) for o, f in mine if self.place(o, f).line == line]
+        same = [(o, f) for o, f in mine if o == obj]
+        return (here or same or [None])[0]
 
 
 def _offset(byte: int) -> str:

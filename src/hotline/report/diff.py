@@ -19,7 +19,12 @@ listed as such.  Instructions are matched within their function by their
 code: the instructions each run executed are aligned in address order by
 their text with addresses left out (difflib), so that code a patch inserts
 shifts no pairing after it; an instruction that did not run (or does not
-exist) in the other run is listed as only in one.
+exist) in the other run is listed as only in one.  The code is the kernel
+build's where it is in the cache, else the run's instructions table's (by
+address, or in slimmed results, which keep no address in the misses, by
+function and offset).  An instruction whose code is in neither pairs with
+nothing (unknown code is not the same code), and the diff says how many
+there are and which kernel to build to pair them.
 """
 
 import difflib
@@ -159,9 +164,10 @@ def per_instruction(side: Side) -> pd.DataFrame:
                                      zip(side.misses["symbol"], side.misses["space"])])
     if "pc" not in m.columns:
         # Slimmed results (hotline.analysis.slim) keep each miss's function
-        # and offset but not its address: code outside any function is then
-        # one row, and no instruction's bytes can be looked up.
-        m = m.assign(pc=0)
+        # and offset but not its address: the address (and so the bytes) is
+        # the instructions table's at that function and offset, where it
+        # lists the function; code outside any function is one row.
+        m = m.assign(pc=_pcs_by_place(m, side.instructions))
     # A pc outside any function (user space, kernel code without a symbol)
     # has its address as its offset: the same address pairs up across runs.
     outside = m["function"].isin([USER, NO_SYMBOL])
@@ -171,10 +177,23 @@ def per_instruction(side: Side) -> pd.DataFrame:
     l2 = m[m["level"] == "L2"].groupby(keys)["count"].sum()
     table = pd.DataFrame({"L1 misses": stalls["count"], "stall cycles": stalls["cycles"]})
     table = table.join(l2.rename("L2 misses"), how="outer").fillna(0).astype("int64")
-    code = side.instructions.drop_duplicates("pc").set_index("pc")["bytes"]
+    code = dict(zip(side.instructions["pc"], side.instructions["bytes"]))
     table = table.reset_index()
-    table["bytes"] = table["pc"].map(code).fillna("")
+    table["bytes"] = [c if isinstance(c := code.get(pc), str) else "" for pc in table["pc"]]
     return table[keys + STATS + ["bytes"]]
+
+
+def _pcs_by_place(misses: pd.DataFrame, instructions: pd.DataFrame) -> pd.Series:
+    """Each miss's instruction address, found by its function and offset in
+    the instructions table (0 where the table does not list it)."""
+    if not {"symbol", "offset"} <= set(instructions.columns):
+        return pd.Series(0, index=misses.index, dtype="uint64")
+    listed = instructions[instructions["symbol"] != ""].drop_duplicates(["symbol", "offset"])
+    at = dict(zip(zip(listed["symbol"], listed["offset"].astype("int64")),
+                  listed["pc"].astype("uint64")))
+    return pd.Series([at.get((s, int(o)), 0) if s else 0
+                      for s, o in zip(misses["symbol"], misses["offset"])],
+                     index=misses.index, dtype="uint64")
 
 
 def per_function(a: pd.DataFrame, b: pd.DataFrame, names: tuple[str, str]) -> pd.DataFrame:
@@ -210,15 +229,39 @@ def aligned(a: list[tuple[int, str]], b: list[tuple[int, str]]) -> dict[int, int
     """{A's offset: B's offset} for two listings of (offset, text) in address
     order, aligned by their normalised text: equal runs pair up, and a run
     replaced by one of the same length pairs instruction by instruction
-    (the same code with other registers or constants)."""
-    ka = [normalised(text) for _, text in a]
-    kb = [normalised(text) for _, text in b]
+    (the same code with other registers or constants).  An instruction
+    whose text is not known ("") pairs with nothing: two unknown
+    instructions are not the same code."""
+    ka = [normalised(text) if text else ("unknown", "a", i) for i, (_, text) in enumerate(a)]
+    kb = [normalised(text) if text else ("unknown", "b", j) for j, (_, text) in enumerate(b)]
     pairs = {}
     matcher = difflib.SequenceMatcher(a=ka, b=kb, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
-            pairs.update((a[i][0], b[j][0]) for i, j in zip(range(i1, i2), range(j1, j2)))
+            pairs.update((a[i][0], b[j][0]) for i, j in zip(range(i1, i2), range(j1, j2))
+                         if a[i][1] and b[j][1])
     return pairs
+
+
+def unknown_code(a: pd.DataFrame, b: pd.DataFrame, variants: tuple[str, str],
+                 functions: list[str], code: tuple[dict, dict]) -> list[str]:
+    """What instruction_diff could not pair for want of code, one line per
+    side: the instructions of kernel functions that missed in both runs
+    whose text is in neither the run's instructions table nor its kernel's
+    build here, and the kernel to build."""
+    notes = []
+    both = set(a["function"]) & set(b["function"]) & set(functions) - {USER, NO_SYMBOL}
+    for side, variant, kernel in ((a, variants[0], code[0]), (b, variants[1], code[1])):
+        kernel_code = side["function"].isin(both)
+        known = side["bytes"] != ""
+        missing = side[kernel_code & ~known & ~side["function"].isin(list(kernel))]
+        if len(missing):
+            shown = ", ".join(sorted(set(missing["function"]))[:5])
+            notes.append(f"{variant}: the code of {len(missing)} instruction(s) that missed "
+                         f"(in {shown}) is in neither the run's instructions table nor a "
+                         "kernel built here, so they are listed unpaired; to pair them: "
+                         f"./hotline build-kernel {variant}")
+    return notes
 
 
 def instruction_diff(a: pd.DataFrame, b: pd.DataFrame, names: tuple[str, str],
@@ -286,6 +329,7 @@ class Diff:
     totals: pd.DataFrame
     functions: pd.DataFrame
     instructions: pd.DataFrame
+    unpaired: list[str]     # why some instructions could not be paired (unknown_code)
 
 
 def diff(a: Side, b: Side) -> Diff:
@@ -298,12 +342,13 @@ def diff(a: Side, b: Side) -> Diff:
     code = tuple(KernelCode(side.vmlinux).functions(top) if side.vmlinux else {}
                  for side in (a, b))
     instructions = instruction_diff(ia, ib, names, top, code)
+    unpaired = unknown_code(ia, ib, (a.label, b.label), top, code)
     ca, cb = a.cost(), b.cost()
     totals = pd.DataFrame([
         {"measure": k.replace("_", " "), names[0]: ca[k], names[1]: cb[k],
          "diff": cb[k] - ca[k], "ratio": f"x{cb[k] / ca[k]:.3f}" if ca[k] else ""}
         for k in ("instructions", "stall_cycles", "modelled_cycles")])
-    return Diff(a, b, names, totals, functions, instructions)
+    return Diff(a, b, names, totals, functions, instructions, unpaired)
 
 
 def sections(d: Diff) -> list[render.Section]:
@@ -326,7 +371,9 @@ def sections(d: Diff) -> list[render.Section]:
         render.Section(f"Instructions by |{b} - {a}| in stall cycles",
                        f"Instructions of those {FUNCTIONS} functions, paired across the runs "
                        "by their code (addresses left out); 'only in': no partner in the "
-                       f"other run. Top {INSTRUCTIONS}.", d.instructions.head(INSTRUCTIONS)),
+                       f"other run. Top {INSTRUCTIONS}." +
+                       "".join(f" Unpaired: {n}." for n in d.unpaired),
+                       d.instructions.head(INSTRUCTIONS)),
     ]
 
 

@@ -16,6 +16,7 @@ from matplotlib.patches import Rectangle
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from hotline.figures import STYLE, Picture, picture
+from hotline.results.members import SEPARATOR
 from hotline.results.schema import CAUSES, UNKNOWN_CAUSE
 
 # One colour per miss cause, used by every picture (and the legend says it).
@@ -73,8 +74,10 @@ def struct_page(name: str, misses: pd.DataFrame, fields: list[tuple[str, int, in
                 size: int, line_bytes: int, boxes: dict[str, str] | None = None) -> Picture:
     """struct page drawn as the cache line(s) it is: each field a box at its
     offset and size, one row per level, shaded by that level's misses on it
-    (square-root scale, each level its own), with the misses written in; beside it
-    the L1D misses of each field and union member split by cause.
+    (square-root scale, each level its own), with the misses written in by
+    the name they were attributed to (a union's box holds several: lru's
+    bytes are compound_head to most code, and say so, as the tables do);
+    beside it the L1D misses of each field and union member split by cause.
 
     misses: field, level, cause, count (misses on struct page).
     fields: (name, offset, size) of the fields, in offset order.
@@ -84,6 +87,12 @@ def struct_page(name: str, misses: pd.DataFrame, fields: list[tuple[str, int, in
     box = misses["field"].map(lambda f: boxes.get(f, f))
     levels = [lv for lv in ("L1D", "L2", "L3") if lv in set(misses["level"])] or ["L1D"]
     per_field = misses.assign(field=box).groupby(["level", "field"])["count"].sum()
+    # A union no source line told apart ("lru | buddy_list | ...") is
+    # written in its box short, as "lru | …".
+    member = misses["field"].map(
+        lambda f: f.split(SEPARATOR)[0] + SEPARATOR + "…" if SEPARATOR in f else f)
+    per_name = misses.assign(box=box, field=member).groupby(["level", "box", "field"])[
+        "count"].sum()
     title = "struct page: misses by field and level"
     with matplotlib.rc_context(STYLE):
         fig = _figure(11, 1.6 + 0.55 * (len(levels) + len(fields) * 0.45))
@@ -91,6 +100,7 @@ def struct_page(name: str, misses: pd.DataFrame, fields: list[tuple[str, int, in
         cmap = matplotlib.colormaps["Reds"]
         for row, level in enumerate(levels):
             counts = per_field.get(level, pd.Series(dtype="int64"))
+            names = per_name.get(level, pd.Series(dtype="int64"))
             top = max(int(counts.max()) if len(counts) else 0, 1)
             norm = PowerNorm(0.5, vmin=0, vmax=top)
             for field, offset, width in fields:
@@ -100,8 +110,11 @@ def struct_page(name: str, misses: pd.DataFrame, fields: list[tuple[str, int, in
                                             edgecolor="#333333", linewidth=0.6))
                 dark = n and norm(n) > 0.6
                 narrow = width < 8   # too narrow for the name across: write it upwards
-                line_ax.text(offset + width / 2, row + 0.45, f"{field}\n{n:,}", ha="center",
-                             va="center", fontsize=6 if narrow else 7,
+                in_box = names.get(field, pd.Series(dtype="int64"))
+                small = narrow or (in_box > 0).sum() > 1   # several names: smaller
+                label = _box_label(field, in_box, room=2 if width >= 16 else 1)
+                line_ax.text(offset + width / 2, row + 0.45, label,
+                             ha="center", va="center", fontsize=6 if small else 7,
                              rotation=90 if narrow else 0, color="white" if dark else "black")
         for boundary in range(0, size + 1, line_bytes):
             line_ax.axvline(boundary, color="#1f1f1f", linewidth=1.5)
@@ -125,6 +138,23 @@ def struct_page(name: str, misses: pd.DataFrame, fields: list[tuple[str, int, in
         if l1d.to_numpy().any():
             cause_ax.legend(loc="lower right", fontsize=8)
         return picture(fig, name, title)
+
+
+def _box_label(field: str, names: pd.Series, room: int = 2) -> str:
+    """What a struct page box says: the names the misses in it were
+    attributed to, with their own misses, most first ("compound_head
+    162,232" and "lru 3,141", not "lru 165,373"), as many as there is room
+    for, then how many more and their misses; the field's own name and 0
+    if none missed."""
+    names = names[names > 0]
+    if not len(names):
+        return f"{field}\n0"
+    names = names.sort_values(ascending=False, kind="stable")
+    lines = [f"{names.index[0]}\n{int(names.iloc[0]):,}"]
+    lines += [f"{name} {int(n):,}" for name, n in names.iloc[1:room].items()]
+    if len(names) > room:
+        lines.append(f"+{len(names) - room} more {int(names.iloc[room:].sum()):,}")
+    return "\n".join(lines)
 
 
 def cpu_matrix(name: str, field: str, matrix: pd.DataFrame, pair_labels: list[str],
@@ -155,7 +185,7 @@ def cpu_matrix(name: str, field: str, matrix: pd.DataFrame, pair_labels: list[st
         pairs_ax.invert_yaxis()
         pairs_ax.set_xlabel("coherence misses")
         _counts_axis(pairs_ax.xaxis)
-        pairs_ax.set_title("missed at  <-  stolen by the write at", loc="left")
+        pairs_ax.set_title("missed at <- stolen by the write at [the field it writes]", loc="left")
         pairs_ax.grid(axis="x", color="#dddddd", linewidth=0.5)
         return picture(fig, name, title)
 

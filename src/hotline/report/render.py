@@ -60,8 +60,10 @@ def sections(run_dir: Path) -> tuple[dict, list[Section]]:
                        rt.field_instructions(t, "flags", TOP, disasm)))
     thieves = rt.thieves(t, "flags", TOP)
     out.append(Section("page->flags: who stole it", "Coherence misses on page->flags: the "
-                       "instruction that missed and the other CPU's write that invalidated "
-                       "the line." + _unmeasured(run, "coherence"), thieves,
+                       "instruction that missed, the other CPU's write that invalidated "
+                       "the line, and the struct page field that write touches (the one "
+                       "its own misses touched most; another field than flags is false "
+                       "sharing)." + _unmeasured(run, "coherence"), thieves,
                        [_thief_picture(run, thieves)] if len(thieves) else []))
     out += _c2c_sections(run)
     out.append(Section("Reads after partial writes", "A load overlapping, but not contained "
@@ -114,10 +116,13 @@ def _page_picture(run: Run) -> Picture:
 
 def _thief_picture(run: Run, thieves: pd.DataFrame) -> Picture:
     pairs = thieves.head(PAIRS)
+    fields = [f" [{f.removeprefix(rt.PAGE + '.')}]" if f else ""
+              for f in pairs["the write's field"]]
     return pic.cpu_matrix("page-flags-thieves", "flags",
                           rt.thief_matrix(run.tables, "flags", run.cpus),
-                          [f"{m}  <-  {s}" for m, s in zip(pairs["missed at"],
-                                                           pairs["stolen by the write at"])],
+                          [f"{m} <- {s}{f}" for m, s, f in zip(pairs["missed at"],
+                                                                 pairs["stolen by the write at"],
+                                                                 fields)],
                           [int(n) for n in pairs["misses"]])
 
 
@@ -130,10 +135,11 @@ def _c2c_sections(run: Run) -> list[Section]:
                    "apart (the tables keep no address for them)." +
                    _unmeasured(run, "coherence"), lines)]
     for key in lines["line"].head(C2C_LINES):
-        out.append(Section(f"Shared line {key}", f"Per offset: the instructions that missed "
-                           "on it (coherence, upgrade) and the CPUs that ran them; then the "
-                           "writes that took the line from them, with the field each write "
-                           f"usually touches (top {C2C_ROWS}).", shared.offsets(key, C2C_ROWS)))
+        out.append(Section(f"Shared line {key}", f"Per offset in the {run.line_bytes}-byte "
+                           "line: the instructions that missed on it (coherence, upgrade) and "
+                           "the CPUs that ran them; then the writes that took the line from "
+                           f"them, with the field each write usually touches (top {C2C_ROWS}).",
+                           shared.offsets(key, C2C_ROWS)))
     return out
 
 

@@ -19,6 +19,8 @@ from hotline.results.symbols import Symbolizer, disassemble_bytes
 _OBJDUMP_LINE = re.compile(r"^\s*([0-9a-f]+):\t([0-9a-f ]+?)\s*\t(.*)$")
 
 
+PAGE = "struct page"    # the tables' name of the struct page array's objects
+
 # The columns of each results table that the report reads.
 COLUMNS = {
     "misses": ["cpu", "pc", "space", "kind", "symbol", "offset", "source_line", "object", "field",
@@ -228,15 +230,27 @@ def field_instructions(t: RunTables, field: str, n: int, disasm: Disassembly) ->
 
 
 def thieves(t: RunTables, field: str, n: int) -> pd.DataFrame:
-    """Coherence misses on struct page's `field`: whose write took the line away."""
+    """Coherence misses on struct page's `field`: whose write took the line
+    away, and the field that write touches.  The coherence table names the
+    victim's line, not the thief's byte, so the write's field is the one its
+    own misses on struct page touched most (as c2c's thieves; "" if it never
+    missed there): a write to another field of the same line is false
+    sharing inside struct page."""
     c = t.coherence[(t.coherence["object"] == "struct page") & (t.coherence["field"] == field)]
     pairs = c.groupby(["pc", "symbol", "offset", "thief_pc", "thief_symbol", "thief_offset"],
                       as_index=False)["count"].sum()
     pairs = pairs.sort_values(["count", "pc", "thief_pc"], ascending=[False, True, True]).head(n)
+    page = t.misses[t.misses["object"] == PAGE]
+    touched = (page.groupby(["pc", "field"], as_index=False)["count"].sum()
+               .sort_values(["count", "field"], ascending=[False, True], kind="stable")
+               .drop_duplicates("pc").set_index("pc")["field"])
     return pd.DataFrame([{
         "missed at": _where(r.symbol, r.offset, r.pc),
         "stolen by the write at": _where(r.thief_symbol, r.thief_offset, r.thief_pc),
-        "misses": r.count} for r in pairs.itertuples(index=False)])
+        "the write's field": (describe(PAGE, touched[r.thief_pc])
+                              if r.thief_pc in touched.index else ""),
+        "misses": r.count} for r in pairs.itertuples(index=False)],
+        columns=["missed at", "stolen by the write at", "the write's field", "misses"])
 
 
 def partial_writes(t: RunTables, n: int, disasm: Disassembly) -> pd.DataFrame:
