@@ -25,6 +25,7 @@ from hotline.analysis.claims import (
     INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED, Check, Claim, check_all)
 from hotline.analysis.claims import c01, c02, c05, c06, c07
 from hotline.analysis.claims.common import BASE, CHAIN, FORK, SIDE_BASE, SIDE_CHAIN
+from hotline.analysis import ground_truth
 from hotline.analysis.claims.seeds import SEED_FILES
 from hotline.analysis.results import Results
 from hotline.figures import STYLE, picture
@@ -160,9 +161,22 @@ def section(claim: Claim, measured: Measured, columns: list[str]) -> str:
             f"<p><b>Rule</b>: {_e(claim.rule.text())}</p>"
             f"<p><b>Negative control</b>: {_e(_control(claim))}</p>"
             f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+            f"{_on_the_host(claim)}"
             f"<p><b>Evidence</b>: {_evidence(claim)}</p>"
             f"<details><summary>The rule's history</summary><ul>"
             f"{''.join(f'<li>{_e(h)}</li>' for h in claim.history)}</ul></details>")
+
+
+def _on_the_host(claim: Claim) -> str:
+    """What the host's own cores measured of the patterns the claim's
+    verdicts rest on (ground_truth.py), or ""."""
+    host, found = ground_truth.for_claim(claim.id)
+    if not found:
+        return ""
+    items = "".join(f"<li>{_e(ground_truth.describe(d))}</li>" for d in found)
+    return (f"<p><b>On the host's own cores</b> ({_e(host)}; "
+            f"{_e(where(ground_truth.HOST))}; what each figure says of the models' "
+            f"assumptions: docs/groundtruth.md):</p><ul>{items}</ul>")
 
 
 def _control(claim: Claim) -> str:

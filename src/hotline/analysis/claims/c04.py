@@ -79,6 +79,9 @@ def figures(results: Results, design: str) -> Measured | str:
 
 def describe(f, numbers) -> str:
     by_cause = ", ".join(f"{cause} {n}" for cause, n in numbers["causes"].items()) or "none"
+    # The counts are the first run's; the shares are over every run.
+    if f["flags_share"].n > 1:
+        by_cause += ", in the first run"
     text = (f"{f['flags_share']:.0%} of lock misses on page->flags (by cause {by_cause}), "
             f"{f['evicted_or_stolen']:.0%} of those evicted or stolen; "
             f"{f['short_chains']:.0%} of chains 1-2 long")

@@ -101,6 +101,9 @@ def decide(claim: Claim, results: Results, design: str) -> Decided:
         {name for m in measured for name in m.figures}
     intervals = {name: Interval.of(m.figures.get(name, float("nan")) for m in measured)
                  for name in sorted(names)}
+    # A share (a figure the rule compares as a percentage) cannot leave 0-100%.
+    for name in {c.figure for c in claim.rule.thresholds() if c.unit == "%"}:
+        intervals[name] = intervals[name].within(0.0, 1.0)
     text = claim.describe(intervals, measured[0].numbers)
     undecided = next((m.reason for m in measured if m.reason), "")
     if undecided:

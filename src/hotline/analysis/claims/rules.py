@@ -47,14 +47,24 @@ class Interval:
         half = float(half_width(values.std(ddof=1), values.size))
         return cls(mean, mean - half, mean + half, int(values.size))
 
+    def within(self, low: float, high: float) -> "Interval":
+        """The interval cut to the range the figure can take (a share's
+        0 to 100%): a Student-t interval of a figure near its bound runs
+        past it, which no run can measure."""
+        return Interval(self.mean, max(self.low, low), min(self.high, high), self.n)
+
     def __format__(self, spec: str) -> str:
         """The mean as `spec` formats a float, and the interval beside it
-        when there is one: "1.03 (1.01-1.05, 5 runs)"; "-" for a figure
-        a run could not measure (a share of nothing, an average over none)."""
+        when there is one: "1.03 (1.01-1.05, 5 runs)"; "44 (the same in 5
+        runs)" where every run measured the same (an interval of no width
+        is no measured precision); "-" for a figure a run could not
+        measure (a share of nothing, an average over none)."""
         if math.isnan(self.mean):
             return "-"
         if self.n <= 1:
             return format(self.mean, spec)
+        if self.low == self.high:
+            return f"{format(self.mean, spec)} (the same in {self.n} runs)"
         return (f"{format(self.mean, spec)} ({format(self.low, spec)}-"
                 f"{format(self.high, spec)}, {self.n} runs)")
 
@@ -130,6 +140,13 @@ class Rule:
         for c in open_:
             if math.isnan(figures[c.figure].mean):
                 unmeasured.setdefault(c.figure, c.says)
+        if not held and not unmeasured:
+            # Nothing undecided could have decided: the figures meet
+            # neither verdict's conditions.
+            failed = [f"{c.says} {figures[c.figure]:.4g} (threshold {c.shown()})"
+                      for c, h in zip(self.supported, s) if h is False]
+            return INCONCLUSIVE, ("between the rule's verdicts: not " + "; not ".join(failed) +
+                                  ", and no condition for not supported holds")
         return INCONCLUSIVE, "; ".join(
             [*(["the 95% interval holds a threshold: " + "; ".join(held)] if held else []),
              *([f"not measured: {', '.join(unmeasured.values())}"] if unmeasured else [])])
