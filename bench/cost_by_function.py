@@ -49,7 +49,8 @@ GROUPS = {
     "the L1 slow path (L2, other cores, L3)": ["cachemodel.c:access_line_slow"],
     # What the plugin does around the model: a block's fetch loop, the call into
     # the model, the per-instruction counters and the miss tuples.
-    "the plugin around the model": ["hotline-cache.c:*", "records.c:*", "output.c:*"],
+    "the plugin around the model": ["hotline-cache.c:*", "account.c:*", "records.c:*",
+                                    "output.c:*"],
     # bucket() hashes the miss tuples, the instruction records and the weave's words.
     "hashing (bucket)": ["hotline-cache.h:bucket"],
 }

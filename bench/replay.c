@@ -38,8 +38,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "account.h"
 #include "hotline-cache.h"
+#include "options.h"
 #include "plugin-api-stubs.h"
+#include "quantum.h"
+#include "records.h"
+#include "weave.h"
 #include "trace-file.h"
 
 /* The rest of QEMU's side that hotline-cache calls: replay calls none of it
@@ -105,7 +110,7 @@ static void __attribute__((noinline)) replay_woven(const struct trace_event *e,
 			weave_access(e[i].core, p[i].insn, e[i].vaddr, e[i].paddr, e[i].size,
 				     e[i].store);
 		else if (e[i].type == 'D')
-			deadlines++;
+			count_deadline();
 	}
 	weave_flush();
 }
@@ -128,11 +133,12 @@ static void *replay_core(void *arg)
 
 static void replay_threads(const struct trace_event *e, const struct prepared *p, size_t n)
 {
-	struct core_stream *cores = calloc(config.cores, sizeof(*cores));
+	uint32_t ncores = options()->cache.cores;
+	struct core_stream *cores = calloc(ncores, sizeof(*cores));
 
 	for (size_t i = 0; i < n; i++)
 		cores[e[i].core].n++;
-	for (uint32_t c = 0; c < config.cores; c++) {
+	for (uint32_t c = 0; c < ncores; c++) {
 		cores[c].events = malloc((cores[c].n + 1) * sizeof(*e));
 		cores[c].prepared = malloc((cores[c].n + 1) * sizeof(*p));
 		cores[c].n = 0;
@@ -143,9 +149,9 @@ static void replay_threads(const struct trace_event *e, const struct prepared *p
 		c->events[c->n] = e[i];
 		c->prepared[c->n++] = p[i];
 	}
-	for (uint32_t c = 0; c < config.cores; c++)
+	for (uint32_t c = 0; c < ncores; c++)
 		pthread_create(&cores[c].thread, NULL, replay_core, &cores[c]);
-	for (uint32_t c = 0; c < config.cores; c++) {
+	for (uint32_t c = 0; c < ncores; c++) {
 		pthread_join(cores[c].thread, NULL);
 		free(cores[c].events);
 		free(cores[c].prepared);
@@ -176,11 +182,9 @@ int main(int argc, char **argv)
 	options[noptions++] = threads ? "cpu=index" : "cpu=guest";	/* the last cpu= counts */
 	if (qemu_plugin_install(0, &info, noptions, options))
 		return 1;
-	in_roi = 1;
-	if (woven) {		/* interleave=block without quantum='s timer */
-		weave_blocks = 1;
+	set_in_roi(1);
+	if (woven)		/* interleave=block without quantum='s timer */
 		weave_install();
-	}
 
 	if (!(events = read_trace(argv[1], &n)))
 		return 1;

@@ -101,6 +101,32 @@ def test_the_plugin_refuses_an_inclusion_policy_the_model_does_not_name(plugin, 
     assert ran.returncode != 0 and "bad option 'inclusion=1'" in ran.stderr
 
 
+# ---- options: a number is digits, and nothing else (options.c) -------------
+
+@pytest.mark.parametrize("bad", [
+    "cpus=4x", "memory=-1", "vmemmap=-1", "cpu_number=12x", "quantum=-1", "phase= 5",
+    "page_size=+64", "peer=99999999999999999999999", "sb=56:64x", "sb=-1:64", "sb=56",
+    "sb=56:", "l1d=-32768:8:4", "l1d=32768:8:4x", "l2=262144:4", "l3=8388608: 16:42",
+])
+def test_the_plugin_refuses_a_sign_or_trailing_text_in_a_number(plugin, tmp_path, bad):
+    key = bad.split("=")[0] + "="
+    options = [o for o in plugins.cache_options(specs.load_system(SYSTEM))
+               if not o.startswith(key)] + [bad]
+    out = tmp_path / "out"
+    ran = run_plugin(plugin, out, options)
+    assert ran.returncode != 0 and f"hotline-cache: bad option '{bad}'\n" in ran.stderr
+    assert not out.exists()
+
+
+def test_the_plugin_takes_decimal_and_hex_numbers(plugin, tmp_path):
+    options = plugins.cache_options(specs.load_system(SYSTEM)) + [
+        "vmemmap=0xffffea0000000000", "page_size=64", "cpu=guest", "cpu_number=0x1f000"]
+    out = tmp_path / "out"
+    ran = run_plugin(plugin, out, options)
+    assert ran.returncode == 0, ran.stderr
+    assert plugin_output.read(out)["options"] == options
+
+
 def test_the_format_doc_shows_the_header_the_plugin_writes(output):
     doc = (paths.REPO / "docs" / "hotline-cache-format.md").read_text()
     assert f"    # kinds {' '.join(output['kinds'])}\n" in doc

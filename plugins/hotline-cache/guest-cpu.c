@@ -11,14 +11,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "guest-cpu.h"
 #include "hotline-cache.h"
+#include "options.h"
 
 /* cpu=guest: the CPU running now, and the CPU of each per-CPU base. */
 #define MAX_BASES 256
-uint32_t current_core;
+static uint32_t core_now;
 static uint64_t bases[MAX_BASES];
 static uint32_t base_core[MAX_BASES];
-uint32_t nbases;
+static uint32_t nbases;
 static struct qemu_plugin_register *reg_gs, *reg_kgs;
 static GByteArray *reg_buf;
 
@@ -43,9 +45,19 @@ static int core_of_base(uint64_t base, uint32_t *core)
 	return 0;
 }
 
+uint32_t current_core(void)
+{
+	return core_now;
+}
+
+int all_cores_known(void)
+{
+	return nbases >= options()->cache.cores;
+}
+
 /*
- * Sets current_core from the running CPU's per-CPU base; true if the base
- * named a CPU.  Otherwise current_core is left as it was: before the
+ * Sets core_now from the running CPU's per-CPU base; true if the base
+ * named a CPU.  Otherwise core_now is left as it was: before the
  * per-CPU areas exist (early boot, outside any region), and in kernel code
  * that runs with the user's GS base (entry code before swapgs, exit code
  * after it).
@@ -58,19 +70,19 @@ static int find_core(uint64_t block_vaddr)
 
 	if (base < KERNEL_START)
 		return 0;
-	if (core_of_base(base, &current_core))
+	if (core_of_base(base, &core_now))
 		return 1;
 	if (!kernel || nbases == MAX_BASES)
 		return 0;
 	g_byte_array_set_size(reg_buf, 0);
-	if (!qemu_plugin_read_memory_vaddr(base + cpu_number_offset, reg_buf, 4))
+	if (!qemu_plugin_read_memory_vaddr(base + options()->cpu_number_offset, reg_buf, 4))
 		return 0;
 	memcpy(&number, reg_buf->data, 4);
-	if (number >= config.cores)
+	if (number >= options()->cache.cores)
 		return 0;
 	bases[nbases] = base;
 	base_core[nbases++] = number;
-	current_core = number;
+	core_now = number;
 	return 1;
 }
 

@@ -2,42 +2,72 @@
 /*
  * hotline-cache's -plugin options (hotline-cache.c's header lists them):
  * each parsed into the model's configuration or the plugin's settings.
+ * A value that is not exactly what its key takes is refused, so that a
+ * typo fails the run instead of becoming a number: "-1" is no count, and
+ * "12x" is not 12.
  */
+#include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "hotline-cache.h"
+#include "options.h"
 
-struct cm_config config = {
-	.cores = 1, .line_bytes = 64, .store_buffer_entries = 32, .store_buffer_window = 64,
+static struct options opts = {
+	.cache = { .cores = 1, .line_bytes = 64, .store_buffer_entries = 32,
+		   .store_buffer_window = 64 },
+	.page_size = 64,
 };
-const char *out_path;
-uint32_t line_shift;		/* log2(line_bytes) */
-int cpu_from_guest;
-uint64_t cpu_number_offset;
-uint64_t vmemmap_base;
-uint32_t page_size = 64;
-char options_text[1024];
 
-
-static int parse_u32(const char *value, uint32_t *out_value)
+const struct options *options(void)
 {
-	char *end;
-	unsigned long v = strtoul(value, &end, 0);
+	return &opts;
+}
 
-	if (!*value || *end || v > UINT32_MAX)
+/* A number at the start of value: digits (decimal, or hex after 0x), no
+ * sign or space before them, in range.  *end: the first character after. */
+static int parse_number(const char *value, uint64_t *out_value, char **end)
+{
+	if (!isdigit((unsigned char)*value))
 		return 0;
-	*out_value = (uint32_t)v;
-	return 1;
+	errno = 0;
+	*out_value = strtoull(value, end, 0);
+	return errno == 0;
 }
 
 static int parse_u64(const char *value, uint64_t *out_value)
 {
 	char *end;
 
-	*out_value = strtoull(value, &end, 0);
-	return *value && !*end;
+	return parse_number(value, out_value, &end) && !*end;
+}
+
+static int parse_u32(const char *value, uint32_t *out_value)
+{
+	uint64_t v;
+
+	if (!parse_u64(value, &v) || v > UINT32_MAX)
+		return 0;
+	*out_value = (uint32_t)v;
+	return 1;
+}
+
+/* n numbers of 32 bits separated by ':', and nothing else. */
+static int parse_u32_list(const char *value, uint32_t *out_values, int n)
+{
+	char *end;
+
+	for (int i = 0; i < n; i++) {
+		uint64_t v;
+
+		if (!parse_number(value, &v, &end) || v > UINT32_MAX ||
+		    *end != (i + 1 < n ? ':' : '\0'))
+			return 0;
+		out_values[i] = (uint32_t)v;
+		value = end + 1;
+	}
+	return 1;
 }
 
 static int parse_inclusion(const char *value, uint32_t *out_value)
@@ -50,15 +80,74 @@ static int parse_inclusion(const char *value, uint32_t *out_value)
 	return 0;
 }
 
+/* SIZE:ASSOC:LATENCY */
 static int parse_cache(const char *value, struct cm_cache_config *c)
 {
-	char extra;
-	unsigned int size, assoc, latency;
+	uint32_t v[3];
 
-	if (sscanf(value, "%u:%u:%u%c", &size, &assoc, &latency, &extra) != 3)
+	if (!parse_u32_list(value, v, 3))
 		return 0;
-	*c = (struct cm_cache_config){ size, assoc, latency };
+	*c = (struct cm_cache_config){ v[0], v[1], v[2] };
 	return 1;
+}
+
+/* ENTRIES:WINDOW */
+static int parse_store_buffer(const char *value, struct cm_config *c)
+{
+	uint32_t v[2];
+
+	if (!parse_u32_list(value, v, 2))
+		return 0;
+	c->store_buffer_entries = v[0];
+	c->store_buffer_window = v[1];
+	return 1;
+}
+
+static int parse_key(const char *key, const char *v)
+{
+	struct cm_config *config = &opts.cache;
+
+	if (!strcmp(key, "out"))
+		return (opts.out_path = v), *v != '\0';
+	if (!strcmp(key, "cpus"))
+		return parse_u32(v, &config->cores);
+	if (!strcmp(key, "line"))
+		return parse_u32(v, &config->line_bytes);
+	if (!strcmp(key, "l1i"))
+		return parse_cache(v, &config->l1i);
+	if (!strcmp(key, "l1d"))
+		return parse_cache(v, &config->l1d);
+	if (!strcmp(key, "l2"))
+		return parse_cache(v, &config->l2);
+	if (!strcmp(key, "l3"))
+		return parse_cache(v, &config->l3);
+	if (!strcmp(key, "inclusion"))
+		return parse_inclusion(v, &config->inclusion);
+	if (!strcmp(key, "memory"))
+		return parse_u32(v, &config->memory_latency);
+	if (!strcmp(key, "peer"))
+		return parse_u32(v, &config->peer_latency);
+	if (!strcmp(key, "sb"))
+		return parse_store_buffer(v, config);
+	if (!strcmp(key, "cpu")) {
+		opts.cpu_from_guest = !strcmp(v, "guest");
+		return opts.cpu_from_guest || !strcmp(v, "index");
+	}
+	if (!strcmp(key, "vmemmap"))
+		return parse_u64(v, &opts.vmemmap_base);
+	if (!strcmp(key, "page_size"))
+		return parse_u32(v, &opts.page_size) && opts.page_size > 0;
+	if (!strcmp(key, "quantum"))
+		return parse_u64(v, &opts.quantum) && opts.quantum > 0;
+	if (!strcmp(key, "interleave")) {
+		opts.interleave_block = !strcmp(v, "block");
+		return opts.interleave_block || !strcmp(v, "turn");
+	}
+	if (!strcmp(key, "phase"))
+		return parse_u64(v, &opts.phase);
+	if (!strcmp(key, "cpu_number"))
+		return parse_u64(v, &opts.cpu_number_offset);
+	return 0;
 }
 
 int parse_option(const char *arg)
@@ -72,46 +161,12 @@ int parse_option(const char *arg)
 		return 0;
 	memcpy(key, arg, klen);
 	key[klen] = '\0';
-	if (!strcmp(key, "out"))
-		return (out_path = v), *v != '\0';
-	if (!strcmp(key, "cpus"))
-		return parse_u32(v, &config.cores);
-	if (!strcmp(key, "line"))
-		return parse_u32(v, &config.line_bytes);
-	if (!strcmp(key, "l1i"))
-		return parse_cache(v, &config.l1i);
-	if (!strcmp(key, "l1d"))
-		return parse_cache(v, &config.l1d);
-	if (!strcmp(key, "l2"))
-		return parse_cache(v, &config.l2);
-	if (!strcmp(key, "l3"))
-		return parse_cache(v, &config.l3);
-	if (!strcmp(key, "inclusion"))
-		return parse_inclusion(v, &config.inclusion);
-	if (!strcmp(key, "memory"))
-		return parse_u32(v, &config.memory_latency);
-	if (!strcmp(key, "peer"))
-		return parse_u32(v, &config.peer_latency);
-	if (!strcmp(key, "sb"))
-		return sscanf(v, "%u:%u", &config.store_buffer_entries,
-			      &config.store_buffer_window) == 2;
-	if (!strcmp(key, "cpu")) {
-		cpu_from_guest = !strcmp(v, "guest");
-		return cpu_from_guest || !strcmp(v, "index");
+	if (!parse_key(key, v))
+		return 0;
+	/* The output's header shows the options (but out=) as they were given. */
+	if (strncmp(arg, "out=", 4) && strlen(opts.text) + strlen(arg) + 2 < sizeof(opts.text)) {
+		strcat(opts.text, " ");
+		strcat(opts.text, arg);
 	}
-	if (!strcmp(key, "vmemmap"))
-		return parse_u64(v, &vmemmap_base);
-	if (!strcmp(key, "page_size"))
-		return parse_u32(v, &page_size) && page_size > 0;
-	if (!strcmp(key, "quantum"))
-		return parse_u64(v, &quantum) && quantum > 0;
-	if (!strcmp(key, "interleave")) {
-		weave_blocks = !strcmp(v, "block");
-		return weave_blocks || !strcmp(v, "turn");
-	}
-	if (!strcmp(key, "phase"))
-		return parse_u64(v, &phase);
-	if (!strcmp(key, "cpu_number"))
-		return parse_u64(v, &cpu_number_offset);
-	return 0;
+	return 1;
 }

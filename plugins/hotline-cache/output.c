@@ -10,10 +10,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "account.h"
+#include "fail.h"
 #include "hotline-cache.h"
+#include "options.h"
+#include "output.h"
+#include "quantum.h"
+#include "records.h"
 
 #define FORMAT_VERSION 4	/* docs/hotline-cache-format.md */
 
@@ -58,11 +63,12 @@ static void begin_record(struct output *o, enum record r)
  * its cores', and its cores' L1 hits. */
 static struct insn_stats all_stats(const struct insn *n, enum kind kind)
 {
+	uint32_t cores = options()->cache.cores;
 	struct insn_stats sum = n->stats[kind];
 
 	sum.l1[CM_HIT] += n->l1_hits[kind];
 
-	for (uint32_t c = 0; n->core_stats && c < config.cores; c++) {
+	for (uint32_t c = 0; n->core_stats && c < cores; c++) {
 		const struct insn_stats *s = n->core_stats[c] ? &(*n->core_stats[c])[kind] : NULL;
 
 		for (int o = 0; s && o < CM_NOUTCOMES; o++) {
@@ -75,7 +81,7 @@ static struct insn_stats all_stats(const struct insn *n, enum kind kind)
 			sum.cycles += s->cycles;
 		}
 	}
-	for (uint32_t c = 0; n->hits && c < config.cores; c++)
+	for (uint32_t c = 0; n->hits && c < cores; c++)
 		sum.l1[CM_HIT] += read_count(&n->hits[c].count[kind]) - n->hits[c].base[kind];
 	return sum;
 }
@@ -83,11 +89,12 @@ static struct insn_stats all_stats(const struct insn *n, enum kind kind)
 /* The counts of every access, L1 hits included. */
 static struct insn_stats full_stats(const struct insn *n, enum kind kind)
 {
+	const struct cm_config *config = &options()->cache;
 	struct insn_stats full = all_stats(n, kind);
 	uint64_t hits = full.l1[CM_HIT];
 
 	full.accesses += hits;
-	full.cycles += hits * (kind == KIND_FETCH ? config.l1i.latency : config.l1d.latency);
+	full.cycles += hits * (kind == KIND_FETCH ? config->l1i.latency : config->l1d.latency);
 	full.l2[CM_NOT_REACHED] += hits;
 	full.l3[CM_NOT_REACHED] += hits;
 	return full;
@@ -95,44 +102,44 @@ static struct insn_stats full_stats(const struct insn *n, enum kind kind)
 
 static void write_counters(struct output *o)
 {
-	emit(o, "# hotline-cache %d%s\n# kinds", FORMAT_VERSION, options_text);
+	uint32_t cores = options()->cache.cores;
+
+	emit(o, "# hotline-cache %d%s\n# kinds", FORMAT_VERSION, options()->text);
 	for (int k = 0; k < NKINDS; k++)
-		emit(o, " %s", kind_names[k]);
+		emit(o, " %s", kind_name(k));
 	emit(o, "\n# outcomes");
 	for (int r = 0; r < CM_NOUTCOMES; r++)
 		emit(o, " %s", cm_outcome_name(r));
 	emit(o, "\n");
-	for (uint32_t c = 0; c < config.cores; c++) {
+	for (uint32_t c = 0; c < cores; c++) {
 		begin_record(o, REC_ROI);
-		emit(o, "\t%u\t%" PRIu64 "\n", c,
-		     read_count(&vcpus[c].roi_icount) - vcpus[c].roi_base);
+		emit(o, "\t%u\t%" PRIu64 "\n", c, roi_instructions(c));
 	}
-	for (uint32_t i = 0; i < BUCKETS; i++)
-		for (struct insn *n = insns[i]; n; n = n->next)
-			for (int k = 0; k < NKINDS; k++) {
-				const struct insn_stats full = full_stats(n, k), *s = &full;
+	for (const struct insn *n = first_insn(); n; n = next_insn(n))
+		for (int k = 0; k < NKINDS; k++) {
+			const struct insn_stats full = full_stats(n, k), *s = &full;
 
-				if (!s->accesses)
-					continue;
-				begin_record(o, REC_INSN);
-				emit(o, "\t0x%" PRIx64 "\t%s\t", n->pc, kind_names[k]);
-				for (int b = 0; b < n->len; b++)
-					emit(o, "%02x", n->bytes[b]);
-				emit(o, "\t%" PRIu64 "\t%" PRIu64, s->accesses, s->cycles);
-				for (int r = 0; r < CM_NOUTCOMES; r++)
-					emit(o, "\t%" PRIu64, s->l1[r]);
-				for (int r = 0; r < CM_NOUTCOMES; r++)
-					emit(o, "\t%" PRIu64, s->l2[r]);
-				for (int r = 0; r < CM_NOUTCOMES; r++)
-					emit(o, "\t%" PRIu64, s->l3[r]);
-				emit(o, "\n");
-			}
+			if (!s->accesses)
+				continue;
+			begin_record(o, REC_INSN);
+			emit(o, "\t0x%" PRIx64 "\t%s\t", n->pc, kind_name(k));
+			for (int b = 0; b < n->len; b++)
+				emit(o, "%02x", n->bytes[b]);
+			emit(o, "\t%" PRIu64 "\t%" PRIu64, s->accesses, s->cycles);
+			for (int r = 0; r < CM_NOUTCOMES; r++)
+				emit(o, "\t%" PRIu64, s->l1[r]);
+			for (int r = 0; r < CM_NOUTCOMES; r++)
+				emit(o, "\t%" PRIu64, s->l2[r]);
+			for (int r = 0; r < CM_NOUTCOMES; r++)
+				emit(o, "\t%" PRIu64, s->l3[r]);
+			emit(o, "\n");
+		}
 	FOR_EACH_TUPLE(t, misses) {
 		const struct key *k = &t->key;
 
 		begin_record(o, REC_MISS);
 		emit(o, "\t%u\t0x%" PRIx64 "\t%s\t0x%" PRIx64 "\t%s\t%s\t%s\t%" PRIu64 "\t%"
-		     PRIu64 "\n", k->cpu, k->pc, kind_names[k->kind], k->data,
+		     PRIu64 "\n", k->cpu, k->pc, kind_name(k->kind), k->data,
 		     cm_outcome_name(k->outcome[0]), cm_outcome_name(k->outcome[1]),
 		     cm_outcome_name(k->outcome[2]), t->count, t->cycles);
 	}
@@ -150,14 +157,17 @@ static void write_counters(struct output *o)
 		emit(o, "\t%u\t0x%" PRIx64 "\t0x%" PRIx64 "\t%" PRIu64 "\n", k->cpu,
 		     k->other_pc, k->pc, t->count);
 	}
-	for (uint32_t c = 0; c < config.cores; c++)
+	for (uint32_t c = 0; c < cores; c++) {
+		const struct turns *t = turns_of(c);
+
 		for (int b = 0; b < 64; b++) {
-			if (!turns[c].count[b])
+			if (!t->count[b])
 				continue;
 			begin_record(o, REC_TURNS);
-			emit(o, "\t%u\t%d\t%" PRIu64 "\t%" PRIu64 "\n", c, b, turns[c].count[b],
-			     turns[c].insns[b]);
+			emit(o, "\t%u\t%d\t%" PRIu64 "\t%" PRIu64 "\n", c, b, t->count[b],
+			     t->insns[b]);
 		}
+	}
 	emit(o, "# end");
 	for (int r = 0; r < NRECORDS; r++)
 		emit(o, " %s=%" PRIu64, record_names[r], o->records[r]);
@@ -188,16 +198,6 @@ static int write_file(const char *path)
 
 /* The first write that failed, as the line that fail_run prints. */
 static char failure[4096 + 256];
-
-/* No file that could pass for a result is left: a regular file is removed
- * (never /dev/full, say, or a pipe). */
-void remove_output(const char *path)
-{
-	struct stat st;
-
-	if (!stat(path, &st) && S_ISREG(st.st_mode))
-		unlink(path);
-}
 
 /* A write failed: its file goes, and the first failure is kept for
  * fail_run (a dump fails while the guest runs; the run fails at exit). */
@@ -236,43 +236,24 @@ void dump_counters(void)
 	char path[4096];
 	int error;
 
-	snprintf(path, sizeof(path), "%s.dump%u", out_path, ++dumps);
+	snprintf(path, sizeof(path), "%s.dump%u", options()->out_path, ++dumps);
 	if ((error = write_file(path)))
 		write_failed(path, error);
 }
 
-/* Threaded: how many line accesses took the lock (stderr: QEMU's log). */
-static void report_paths(void)
+void write_output(void)
 {
-	uint64_t unlocked = 0, locked = 0;
-
-	for (uint32_t c = 0; c < config.cores; c++) {
-		struct cm_paths paths;
-
-		cm_paths(model, c, &paths);
-		unlocked += paths.unlocked;
-		locked += paths.locked;
-	}
-	fprintf(stderr, "hotline-cache: threaded model: %" PRIu64 " line accesses, %" PRIu64
-		" without the lock, %" PRIu64 " under it (%.2f%%)\n", unlocked + locked, unlocked,
-		locked, unlocked + locked ? 100.0 * (double)locked / (double)(unlocked + locked) : 0.0);
-}
-
-void report(qemu_plugin_id_t id, void *udata)
-{
+	const char *out = options()->out_path;
 	int error;
 
-	(void)id, (void)udata;
-	lock_all();
-	weave_flush();		/* the last window, a run that ends inside a region */
-	if (!failure[0] && (error = write_file(out_path)))
-		write_failed(out_path, error);
-	unlock_all();
-	if (threaded)
-		report_paths();
-	cm_free(model);
+	if (!failure[0] && (error = write_file(out)))
+		write_failed(out, error);
+}
+
+void output_end(void)
+{
 	if (failure[0]) {
-		remove_output(out_path);	/* after a failed dump: install's empty probe */
+		remove_output(options()->out_path);	/* after a failed dump: install's empty probe */
 		fail_run();
 	}
 }

@@ -37,11 +37,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hotline-cache.h"
+#include "fail.h"
+#include "options.h"
+#include "quantum.h"
 
-uint64_t quantum;			/* instructions per turn; 0: QEMU's own turns */
-uint64_t phase;				/* virtual ns the deadlines come earlier */
-struct turns *turns;			/* per core */
+static struct turns *turns;		/* per core */
 
 /* QEMU's timer API (include/qemu/timer.h), looked up at run time. */
 enum { QEMU_CLOCK_VIRTUAL = 1, SCALE_NS = 1 };
@@ -57,27 +57,42 @@ static int64_t period, next_expiry;
 /* Deadlines so far: the timer may run on QEMU's main loop thread, so it only
  * counts, and the vCPU thread ends its turn (and weave.c its window) when it
  * sees the count change. */
-uint64_t deadlines;
+static uint64_t deadline_count;
+
+void count_deadline(void)
+{
+	__atomic_add_fetch(&deadline_count, 1, __ATOMIC_RELAXED);
+}
+
+uint64_t deadlines(void)
+{
+	return __atomic_load_n(&deadline_count, __ATOMIC_RELAXED);
+}
 
 static void on_deadline(void *opaque)
 {
 	(void)opaque;
-	__atomic_add_fetch(&deadlines, 1, __ATOMIC_RELAXED);
+	count_deadline();
 	next_expiry += period;
 	timer_mod(timer, next_expiry);
 }
 
 const char *quantum_install(void)
 {
+	const struct options *o = options();
+	uint64_t quantum = o->quantum, phase = o->phase;
+	uint32_t cores = o->cache.cores;
+
+	turns = checked(calloc(cores, sizeof(*turns)), "the turns", cores * sizeof(*turns));
 	if (!quantum)
 		return phase ? "phase= needs quantum=" :
-		       weave_blocks ? "interleave=block needs quantum= (its windows are the turns)" :
-		       NULL;
-	if (!cpu_from_guest)
+		       o->interleave_block ?
+		       "interleave=block needs quantum= (its windows are the turns)" : NULL;
+	if (!o->cpu_from_guest)
 		return "quantum= needs cpu=guest (round-robin TCG)";
-	if (quantum > INT64_MAX / 2 / config.cores)
+	if (quantum > INT64_MAX / 2 / cores)
 		return "quantum= is too large";
-	if (phase >= quantum * config.cores)
+	if (phase >= quantum * cores)
 		return "phase= must be below quantum= x cpus=";
 	timer_init_full = dlsym(RTLD_DEFAULT, "timer_init_full");
 	timer_mod = dlsym(RTLD_DEFAULT, "timer_mod");
@@ -85,21 +100,28 @@ const char *quantum_install(void)
 	if (!timer_init_full || !timer_mod || !clock_get_ns)
 		return "quantum= needs QEMU's timer_init_full, timer_mod and qemu_clock_get_ns, "
 		       "which this QEMU does not export";
-	period = (int64_t)(quantum * config.cores);
+	period = (int64_t)(quantum * cores);
 	return NULL;
 }
 
-int quantum_armed;
+static int quantum_armed;
 
-/* At the first block QEMU runs (quantum_start), when its clocks exist. */
-void quantum_arm(void)
+/* At the first block QEMU runs, when its clocks exist. */
+static __attribute__((noinline)) void quantum_arm(void)
 {
 	quantum_armed = 1;
-	if (!quantum)
+	if (!options()->quantum)
 		return;
 	timer_init_full(timer, NULL, QEMU_CLOCK_VIRTUAL, SCALE_NS, 0, on_deadline, NULL);
-	next_expiry = clock_get_ns(QEMU_CLOCK_VIRTUAL) + period - (int64_t)phase;
+	next_expiry = clock_get_ns(QEMU_CLOCK_VIRTUAL) + period - (int64_t)options()->phase;
 	timer_mod(timer, next_expiry);
+}
+
+/* Every block calls it: the test is all it does after the first. */
+void quantum_start(void)
+{
+	if (__builtin_expect(!quantum_armed, 0))
+		quantum_arm();
 }
 
 /* The turn being run: by which vCPU (QEMU's CPUState), as which core. */
@@ -109,7 +131,7 @@ static uint64_t turn_insns, turn_deadlines;
 
 void turns_block(const void *vcpu, uint32_t core, uint32_t insns)
 {
-	uint64_t now = __atomic_load_n(&deadlines, __ATOMIC_RELAXED);
+	uint64_t now = deadlines();
 
 	if (vcpu != turn_vcpu || now != turn_deadlines) {
 		if (turn_vcpu && turn_insns) {
@@ -137,6 +159,11 @@ void turns_cut(void)
 /* The marker reset. */
 void turns_reset(void)
 {
-	memset(turns, 0, config.cores * sizeof(*turns));
+	memset(turns, 0, options()->cache.cores * sizeof(*turns));
 	turns_cut();
+}
+
+const struct turns *turns_of(uint32_t core)
+{
+	return &turns[core];
 }

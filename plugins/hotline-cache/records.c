@@ -4,33 +4,32 @@
  * block, and the counted tuples (misses, coherence misses with their
  * thieves, reads after partial writes) in tables that grow as they fill.
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "fail.h"
 #include "hotline-cache.h"
 #include "huge-pages.h"
+#include "options.h"
+#include "records.h"
 
-const char *const kind_names[NKINDS] = {
+static const char *const kind_names[NKINDS] = {
 	[KIND_READ] = "read", [KIND_WRITE] = "write", [KIND_RMW] = "rmw", [KIND_FETCH] = "fetch",
 };
 
-
-struct insn *insns[BUCKETS];
-struct block *blocks[BUCKETS];
-struct tally *tallies;
-uint32_t ntallies;		/* threaded: the cores; else 1 */
-
-/* As a failed write does (output.c): one line, no output, QEMU exits 1. */
-static void out_of_memory(const char *what, size_t bytes)
+const char *kind_name(enum kind kind)
 {
-	fprintf(stderr, "hotline-cache: out of memory for %s (%zu MiB more); the run's counts "
-		"are lost\n", what, bytes >> 20);
-	fflush(NULL);
-	remove_output(out_path);
-	_exit(1);
+	return kind_names[kind];
 }
+
+#define BUCKETS (1u << 20)	/* a fork storm has some 10^5 instructions and blocks */
+#define TUPLE_SLOTS (1u << 16)	/* at first: a table doubles as it fills */
+
+static struct insn *insns[BUCKETS];
+static struct block *blocks[BUCKETS];
+static struct tally *tally;	/* per core threaded, else one */
+static uint32_t ntallies;	/* threaded: the cores; else 1 */
+static pthread_mutex_t records_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /*
  * The instruction and block records, which live as long as the plugin:
@@ -63,12 +62,31 @@ static void table_init(struct table *t)
 	t->tuples = 0;
 }
 
-void tally_init(struct tally *t)
+static void tally_init(struct tally *t)
 {
 	pthread_mutex_init(&t->lock, NULL);
 	table_init(&t->misses);
 	table_init(&t->stolen);
 	table_init(&t->rapw);
+}
+
+void records_install(void)
+{
+	ntallies = threaded() ? options()->cache.cores : 1;
+	tally = checked(calloc(ntallies, sizeof(*tally)), "the tallies",
+			ntallies * sizeof(*tally));
+	for (uint32_t i = 0; i < ntallies; i++)
+		tally_init(&tally[i]);
+}
+
+struct tally *tally_of(uint32_t core)
+{
+	return ntallies > 1 ? &tally[core] : &tally[0];
+}
+
+uint32_t tallies(void)
+{
+	return ntallies;
 }
 
 static uint64_t tuple_hash(const struct key *key)
@@ -127,17 +145,29 @@ uint64_t count_tuple(struct table *table, const struct key *key, uint64_t cycles
 	return i;
 }
 
+void lock_records(void)
+{
+	if (threaded())
+		pthread_mutex_lock(&records_lock);
+}
+
+void unlock_records(void)
+{
+	if (threaded())
+		pthread_mutex_unlock(&records_lock);
+}
+
 void lock_all(void)
 {
 	lock_records();
-	for (uint32_t i = 0; threaded && i < ntallies; i++)
-		pthread_mutex_lock(&tallies[i].lock);
+	for (uint32_t i = 0; threaded() && i < ntallies; i++)
+		pthread_mutex_lock(&tally[i].lock);
 }
 
 void unlock_all(void)
 {
-	for (uint32_t i = ntallies; threaded && i-- > 0;)
-		pthread_mutex_unlock(&tallies[i].lock);
+	for (uint32_t i = ntallies; threaded() && i-- > 0;)
+		pthread_mutex_unlock(&tally[i].lock);
 	unlock_records();
 }
 
@@ -148,26 +178,26 @@ static void table_clear(struct table *t)
 }
 
 /* The marker "reset": the counts start again (the caches keep their state). */
-void reset_counters(void)
+void records_reset(void)
 {
+	uint32_t cores = options()->cache.cores;
+
 	for (uint32_t i = 0; i < BUCKETS; i++)
 		for (struct insn *n = insns[i]; n; n = n->next) {
 			memset(n->stats, 0, sizeof(n->stats));
 			memset(n->l1_hits, 0, sizeof(n->l1_hits));
-			for (uint32_t c = 0; n->core_stats && c < config.cores; c++)
+			for (uint32_t c = 0; n->core_stats && c < cores; c++)
 				if (n->core_stats[c])
 					memset(n->core_stats[c], 0, sizeof(*n->core_stats[c]));
-			for (uint32_t c = 0; n->hits && c < config.cores; c++)
+			for (uint32_t c = 0; n->hits && c < cores; c++)
 				for (int k = 0; k < NKINDS; k++)
 					n->hits[c].base[k] = read_count(&n->hits[c].count[k]);
 		}
 	for (uint32_t set = 0; set < ntallies; set++) {
-		table_clear(&tallies[set].misses);
-		table_clear(&tallies[set].stolen);
-		table_clear(&tallies[set].rapw);
+		table_clear(&tally[set].misses);
+		table_clear(&tally[set].stolen);
+		table_clear(&tally[set].rapw);
 	}
-	for (uint32_t c = 0; c < config.cores; c++)
-		vcpus[c].roi_base = read_count(&vcpus[c].roi_icount);
 }
 
 /* LOCK prefix among the prefixes, or XCHG (86/87) with a memory operand. */
@@ -203,10 +233,14 @@ struct insn *insn_at(uint64_t pc, const uint8_t *bytes, size_t len)
 		n->next = *slot;
 		*slot = n;
 	}
-	if (threaded && !n->hits) {
-		n->hits = aligned_alloc(_Alignof(struct core_hits), config.cores * sizeof(*n->hits));
-		memset(n->hits, 0, config.cores * sizeof(*n->hits));
-		n->core_stats = calloc(config.cores, sizeof(*n->core_stats));
+	if (threaded() && !n->hits) {
+		uint32_t cores = options()->cache.cores;
+
+		n->hits = checked(aligned_alloc(_Alignof(struct core_hits), cores * sizeof(*n->hits)),
+				  "an instruction's L1 hits", cores * sizeof(*n->hits));
+		memset(n->hits, 0, cores * sizeof(*n->hits));
+		n->core_stats = checked(calloc(cores, sizeof(*n->core_stats)),
+					"an instruction's counts", cores * sizeof(*n->core_stats));
 	}
 	__atomic_store_n(&n->locked, is_locked(bytes, len), __ATOMIC_RELAXED);
 	n->len = len < sizeof(n->bytes) ? len : sizeof(n->bytes);
@@ -226,4 +260,24 @@ struct block *block_at(uint64_t vaddr, uint64_t end, uint32_t count, struct insn
 			     .next = *slot };
 	*slot = b;
 	return b;
+}
+
+struct insn *first_insn(void)
+{
+	for (uint32_t i = 0; i < BUCKETS; i++)
+		if (insns[i])
+			return insns[i];
+	return NULL;
+}
+
+/* The next record in its bucket's chain, or the first of the next bucket
+ * that has one. */
+struct insn *next_insn(const struct insn *n)
+{
+	if (n->next)
+		return n->next;
+	for (uint32_t i = (bucket(n->pc, 0, 0) & (BUCKETS - 1)) + 1; i < BUCKETS; i++)
+		if (insns[i])
+			return insns[i];
+	return NULL;
 }

@@ -8,7 +8,10 @@
  */
 #include <stdio.h>
 
-#include "hotline-cache.h"
+#include "account.h"
+#include "options.h"
+#include "records.h"
+#include "trace.h"
 
 #ifdef HOTLINE_CACHE_TRACE
 #ifndef HOTLINE_CACHE_TRACE_MAX
@@ -23,10 +26,10 @@ void trace(struct trace_event e)
 	if (!trace_file) {
 		char path[4096];
 
-		snprintf(path, sizeof(path), "%s.trace", out_path);
+		snprintf(path, sizeof(path), "%s.trace", options()->out_path);
 		trace_file = fopen(path, "w");
 	}
-	if (trace_file && in_roi && trace_events++ < HOTLINE_CACHE_TRACE_MAX)
+	if (trace_file && in_roi() && trace_events++ < HOTLINE_CACHE_TRACE_MAX)
 		fwrite(&e, sizeof(e), 1, trace_file);
 	unlock_records();
 }

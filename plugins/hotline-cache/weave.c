@@ -45,9 +45,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "account.h"
+#include "fail.h"
 #include "hotline-cache.h"
+#include "options.h"
+#include "quantum.h"
+#include "trace.h"
+#include "weave.h"
 
-int weave_blocks;			/* interleave=block */
+static int weaving;			/* weave_install was called */
+static uint32_t cores;			/* cpus= */
 
 #define WINDOW_EVENTS (1u << 20)
 
@@ -150,16 +157,6 @@ static struct last_group {
 
 static uint64_t window_deadlines;	/* the deadline count the window began at */
 
-/* The weave cannot go on without its memory: the run stops, saying why. */
-static void *checked(void *p)
-{
-	if (!p) {
-		fprintf(stderr, "hotline-cache: out of memory for the woven window\n");
-		abort();
-	}
-	return p;
-}
-
 static __attribute__((noinline)) void *grow(void *array, size_t *cap, size_t size, size_t at_least)
 {
 	size_t n = *cap ? *cap : 4096;
@@ -168,7 +165,7 @@ static __attribute__((noinline)) void *grow(void *array, size_t *cap, size_t siz
 		n *= 2;
 	if (n == *cap)
 		return array;
-	array = checked(realloc(array, n * size));
+	array = checked(realloc(array, n * size), "the woven window", n * size);
 	*cap = n;
 	return array;
 }
@@ -181,7 +178,8 @@ static inline struct group *slot(uint64_t i)
 static void groups_alloc(uint64_t slots)
 {
 	/* Host-line aligned, so that a group's header and first words share one. */
-	groups = checked(aligned_alloc(64, slots * group_bytes));
+	groups = checked(aligned_alloc(64, slots * group_bytes), "the woven window",
+			 slots * group_bytes);
 	memset(groups, 0, slots * group_bytes);
 	groups_mask = slots - 1;
 	ngroups = 0;
@@ -189,11 +187,14 @@ static void groups_alloc(uint64_t slots)
 
 void weave_install(void)
 {
-	held = calloc(config.cores, sizeof(*held));
-	last_group = calloc(config.cores, sizeof(*last_group));
-	word_bytes = sizeof(struct word) + config.cores * sizeof(uint32_t);
+	cores = options()->cache.cores;
+	held = checked(calloc(cores, sizeof(*held)), "the woven window", cores * sizeof(*held));
+	last_group = checked(calloc(cores, sizeof(*last_group)), "the woven window",
+			     cores * sizeof(*last_group));
+	word_bytes = sizeof(struct word) + cores * sizeof(uint32_t);
 	group_bytes = (sizeof(struct group) + GROUP_WORDS * word_bytes + 63) & ~(size_t)63;
 	groups_alloc(1u << 12);
+	weaving = 1;
 }
 
 static uint64_t group_of(uint64_t addr);
@@ -212,7 +213,7 @@ static __attribute__((noinline)) void groups_grow(void)
 			memcpy(slot(group_of(g->addr)), g, group_bytes);
 	}
 	free(old);
-	for (uint32_t c = 0; c < config.cores; c++)
+	for (uint32_t c = 0; c < cores; c++)
 		last_group[c].window = 0;	/* their slots moved */
 }
 
@@ -246,7 +247,7 @@ static inline struct word *word_in(struct group *g, uint32_t i)
 	if (!(g->valid & 1u << i)) {
 		g->valid |= 1u << i;
 		memset(w, 0, word_bytes);
-		w->writer = config.cores;
+		w->writer = cores;
 	}
 	return w;
 }
@@ -274,10 +275,10 @@ static void find_deps(struct event *e, uint64_t paddr, int store, uint32_t core,
 	w = word_in(slot(last->slot), paddr >> 3 & (GROUP_WORDS - 1));
 	read = w->read;
 
-	if (w->writer != config.cores && w->writer != core)
+	if (w->writer != cores && w->writer != core)
 		add_dep(h, idx, w->writer, w->write_idx);
 	if (store) {
-		for (uint32_t c = 0; w->reads && c < config.cores; c++) {
+		for (uint32_t c = 0; w->reads && c < cores; c++) {
 			if (!read[c])
 				continue;
 			if (c != core)
@@ -388,15 +389,13 @@ static void hold_repeat(uint32_t core)
 	}
 }
 
-void weave_flush(void)
+/* The window's blocks and accesses, woven. */
+static void weave_window(void)
 {
-	uint32_t cores = config.cores;
 	size_t next[cores], begun[cores], n[cores];
 	uint64_t ran[cores];
 	const struct block *last[cores];
 
-	if (!weave_blocks)
-		return;
 	/* The recorder writes what was held, and 'D' where it is woven. */
 	TRACE('D', 0, 0, 0, 0, 0, 0, 0);
 	for (uint32_t c = 0; c < cores; c++) {
@@ -433,11 +432,17 @@ void weave_flush(void)
 	}
 }
 
+void weave_flush(void)
+{
+	if (weaving)
+		weave_window();
+}
+
 /* The window ends at each deadline of the timer; the vCPU thread sees it at
  * the first block after it (the timer may run on another thread). */
 static void window_check(uint32_t core)
 {
-	uint64_t now = __atomic_load_n(&deadlines, __ATOMIC_RELAXED);
+	uint64_t now = deadlines();
 
 	const struct held *h = &held[core];
 
