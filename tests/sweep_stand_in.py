@@ -25,7 +25,7 @@ from hotline.disk_image import planned_image
 from hotline.experiment import RunResult, run_conditions
 from hotline.hashing import hash_json
 from hotline.kernel.build import planned_kernel
-from hotline.simulate.qemu.plugins import planned_plugin
+from hotline.simulate import get_backend
 from hotline.specs import load_system
 from hotline.sweep import step
 
@@ -62,13 +62,14 @@ def build_image():
     return image
 
 
-def build_plugin(name):
-    plugin = planned_plugin(name)
-    make(plugin.path, "plugin", name)
-    return plugin
+def build_tool(spec):
+    tool = get_backend(spec.backend).planned_tool(spec)
+    if tool:
+        make(tool.path, tool.kind, tool.name)
+    return tool
 
 
-def execute(run, spec, spec_path, kernel, image, plugin, out_dir, rerun):
+def execute(run, spec, spec_path, kernel, image, tool, out_dir, rerun):
     final = out_dir / run.run_id
     # The conditions as execute() records them (in its inputs), which
     # done.judge compares with the run planned; the stand-in's key is theirs.
@@ -109,7 +110,7 @@ def execute(run, spec, spec_path, kernel, image, plugin, out_dir, rerun):
     return RunResult(run.run_id, target, failure)
 
 
-step.build_kernel, step.build_image, step.build_plugin = build_kernel, build_image, build_plugin
+step.build_kernel, step.build_image, step.build_tool = build_kernel, build_image, build_tool
 step.execute = execute
 
 if __name__ == "__main__":

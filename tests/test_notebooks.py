@@ -158,8 +158,8 @@ def test_analyse_refuses_a_gem5_side_that_is_not_gem5_results(tmp_path, capsys):
                    "gathered experiment (./hotline run SPEC writes it)\n")
     assert cli.main(["analyse", str(SMOKE), "--gem5", str(SMOKE)]) == 1
     err = capsys.readouterr().err
-    assert err == (f"hotline: error: {SMOKE}: its runs were made by qemu; --gem5 takes the "
-                   "results of an experiment run with backend = \"gem5\"\n")
+    assert err == (f"hotline: error: {SMOKE}: its runs were made by qemu; the gem5 column "
+                   "takes the results of an experiment run with backend = \"gem5\"\n")
     assert {p: p.read_bytes() for p in (SMOKE / "analysis").glob("*.html")} == pages
 
 

@@ -79,7 +79,7 @@ def test_plan_names_builds_runs_and_resources(sandbox):
     cache = Path(os.environ["HOTLINE_CACHE"]).resolve()
     (kernel,) = sweep.kernels.values()
     assert Path(kernel).parent.parent == cache / "kernels" and kernel.endswith("/kernel.json")
-    assert Path(sweep.image).parent.parent == cache / "disk-images" and sweep.plugin is None
+    assert Path(sweep.image).parent.parent == cache / "disk-images" and sweep.tool is None
     memory = {"skylake-4core": 1024, "pentium3-4way": 512}
     for run in sweep.runs:
         system = run.run_id.split("--")[2]
@@ -96,8 +96,8 @@ def test_plan_of_a_parallel_sweep_with_a_plugin(sandbox):
     sandbox.write_text(SPEC + 'mode = "parallel"\nplugin = "hotline-cache"\n')
     sweep = load_sweep(sandbox)
     assert all(r.threads == 4 for r in sweep.runs)  # multi-threaded TCG: one per vCPU
-    assert sweep.plugin.endswith("/hotline-cache.so")
-    assert all(r.needs[-1] == sweep.plugin for r in sweep.runs)
+    assert sweep.tool.endswith("/hotline-cache.so") and sweep.tool_label == "plugin hotline-cache"
+    assert all(r.needs[-1] == sweep.tool for r in sweep.runs)
     # The cache model's tables are built in memory after QEMU ends.
     assert sorted({r.mem_mb for r in sweep.runs}) == \
         [m + qemu.CACHE_TABLES_OVERHEAD_MIB for m in (512, 1024)]
@@ -110,7 +110,7 @@ def test_default_scale_spec_dry_runs_on_the_slurm_profile(sandbox, capfd):
     table = out.split("Job stats:\n", 1)[1].split("total")[0].splitlines()[2:]
     counts = dict(line.split() for line in table)
     assert counts == {"all": "1", "gather": "1", "simulate": "6", "build_kernel": "1",
-                      "build_image": "1", "build_plugin": "1"}
+                      "build_image": "1", "build_tool": "1"}
     assert "threads: 16" in out  # the profile's cores for a kernel build
     assert "mem_mb=16000" in out and "runtime=180" in out
     # Simulations: the 1 GiB guest and QEMU; the spec's 3600 s and a margin.

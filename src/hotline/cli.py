@@ -128,13 +128,15 @@ def cmd_export(args) -> int:
 
 def cmd_analyse(args) -> int:
     from hotline.analysis.notebooks import analyse
+    # --gem5 is the column "gem5"; --more's labels are the others'.
+    taken = {"gem5"} if args.gem5 else set()
     more = {}
     for item in args.more:
         label, sep, directory = item.partition("=")
         if not (sep and label.strip() and directory):
             raise HotlineError(f"--more {item!r}: give LABEL=RESULTS, e.g. "
                                "--more \"QEMU, 32-byte lines=results/claims-32b\"")
-        if label.strip() in more or (args.gem5 and label.strip() == "gem5"):
+        if label.strip() in more or label.strip() in taken:
             raise HotlineError(f"--more {item!r}: the label {label.strip()!r} is taken")
         more[label.strip()] = Path(directory)
     pages = analyse(Path(args.results), Path(args.gem5) if args.gem5 else None, more)

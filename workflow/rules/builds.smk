@@ -1,5 +1,5 @@
 # The builds every run needs: the guest image, a kernel per variant and the
-# plugin the spec names.  Each is tracked by the file that marks it
+# backend's own build (the plugin the spec names).  Each is tracked by the file that marks it
 # complete in hotline's cache, in a directory named by the build's key, so
 # that changed inputs are a build that is missing.
 
@@ -27,12 +27,13 @@ rule build_image:
     shell: "{params.step} image --expect {output:q} > {log:q} 2>&1"
 
 
-if sweep.plugin:
-    PLUGINS = str(Path(sweep.plugin).parent.parent)
-
-    rule build_plugin:
-        output: f"{PLUGINS}/{{name}}-{{key}}/{{name}}.so"
+# The backend's own build its runs load (QEMU: the plugin), one a sweep:
+# the step asks the spec's backend for it.
+if sweep.tool:
+    rule build_tool:
+        output: sweep.tool
         params:
             step=STEP,
-        log: build_log_path("plugin", "{name}-{key}")
-        shell: "{params.step} plugin {wildcards.name:q} --expect {output:q} > {log:q} 2>&1"
+            spec=SPEC,
+        log: build_log_path(sweep.tool_label.split()[0], Path(sweep.tool).parent.name)
+        shell: "{params.step} tool {params.spec:q} --expect {output:q} > {log:q} 2>&1"

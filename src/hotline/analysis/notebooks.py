@@ -17,6 +17,7 @@ from hotline.analysis.claims_page import column_label
 from hotline.analysis.results import Results
 from hotline.console import phase, say
 from hotline.errors import HotlineError
+from hotline.specs import BACKENDS
 
 NOTEBOOKS = paths.REPO / "analysis"
 # claims first: it is the page the others are evidence for.
@@ -49,13 +50,16 @@ EXPECTED = {"expected: claims-smoke (committed)": paths.REPO / "analysis" / "smo
                 paths.REPO / "analysis" / "gem5-lru-replacement-results"}
 
 
-def gem5_results(directory: Path) -> Results:
-    """The results of a gem5 experiment, or a one-line error saying why not."""
+def column_results(label: str, directory: Path) -> Results:
+    """The results of a further column; a column labelled with a backend's
+    name (--gem5's is "gem5") holds that backend's runs only, or is refused
+    in one line."""
     results = Results(directory)
-    if results.backends != ["gem5"]:
+    if label in BACKENDS and results.backends != [label]:
         made_by = " and ".join(results.backends) or "no backend (no run succeeded)"
-        raise HotlineError(f"{directory}: its runs were made by {made_by}; --gem5 takes the "
-                           "results of an experiment run with backend = \"gem5\"")
+        raise HotlineError(f"{directory}: its runs were made by {made_by}; the {label} column "
+                           f"takes the results of an experiment run with backend = "
+                           f"\"{label}\"")
     return results
 
 
@@ -90,14 +94,12 @@ def analyse(results_dir: Path, gem5_dir: Path | None = None,
         _remove_pages(out)
         raise
     if gem5_dir is not None:
-        gem5_dir = gem5_dir.resolve()
-        gem5_results(gem5_dir)
-        more = {"gem5": gem5_dir, **more}
+        more = {"gem5": gem5_dir.resolve(), **more}
     for label, directory in more.items():
         if label == main:
             raise HotlineError(f"the label {label!r} names the first results' column "
                                f"({results_dir}); give the others labels of their own")
-        Results(directory)
+        column_results(label, directory)
     _remove_pages(out)
     outputs.make_dir(out)
     pages = {}

@@ -8,7 +8,7 @@ from hotline.experiment.planning import PlannedRun
 from hotline.hashing import hash_file, hash_json, short
 from hotline.kernel.build import Kernel
 from hotline.simulate.command_line import kernel_command_line
-from hotline.simulate.qemu.plugins import Plugin
+from hotline.simulate.backend import Tool
 
 
 def command_line(run: PlannedRun, spec: specs.ExperimentSpec) -> str:
@@ -35,13 +35,14 @@ def run_conditions(run: PlannedRun, spec: specs.ExperimentSpec,
 
 
 def run_inputs(run: PlannedRun, spec: specs.ExperimentSpec, system: specs.SystemSpec,
-               kernel: Kernel, image: DiskImage, plugin: Plugin | None) -> dict:
+               kernel: Kernel, image: DiskImage, tool: Tool | None) -> dict:
     """Everything that determines a run's result; its hash is the run's key."""
     kernel_info = kernel.info()
     inputs = run_conditions(run, spec, system)
     # The root is named with the image it comes from.
     del inputs["root"]
-    inputs["backend"]["plugin"] = plugin.manifest() if plugin else None
+    # Under the name run keys have always had it.
+    inputs["backend"]["plugin"] = tool.manifest() if tool else None
     return {
         "kernel": {"variant": run.variant, "key": kernel.key,
                    "version": kernel_info["kernel_version"],

@@ -24,8 +24,7 @@ from hotline.records.done import reusable
 from hotline.records.layout import failed_name, running_name
 from hotline.records.lock import claim
 from hotline.simulate import guest_log
-from hotline.simulate.backend import Job
-from hotline.simulate.qemu.plugins import Plugin, build_plugin
+from hotline.simulate.backend import Job, Tool
 
 
 @dataclass
@@ -60,10 +59,10 @@ def hotline_revision() -> str:
 
 
 def execute(run: PlannedRun, spec: specs.ExperimentSpec, spec_path: Path, kernel: Kernel,
-            image: DiskImage, plugin: Plugin | None, out_dir: Path, rerun: bool) -> RunResult:
+            image: DiskImage, tool: Tool | None, out_dir: Path, rerun: bool) -> RunResult:
     system = specs.load_system(run.system)
     append = command_line(run, spec)
-    inputs = run_inputs(run, spec, system, kernel, image, plugin)
+    inputs = run_inputs(run, spec, system, kernel, image, tool)
     key = hash_json(inputs)
     final = out_dir / run.run_id
     if not rerun and reusable(final, run.run_id, key):
@@ -76,7 +75,7 @@ def execute(run: PlannedRun, spec: specs.ExperimentSpec, spec_path: Path, kernel
     outputs.make_dir(work)
     outcome = simulate.get_backend(spec.backend).run(Job(
         run_id=run.run_id, workload=run.workload, params=dict(run.params), spec=spec,
-        system=system, kernel=kernel, image=image, plugin=plugin, append=append, work=work,
+        system=system, kernel=kernel, image=image, tool=tool, append=append, work=work,
         repeat=run.repeat))
     manifest = {
         "run_id": run.run_id,
@@ -131,8 +130,8 @@ def run_experiment(spec_path: Path, *, rerun: bool = False,
         start = time.monotonic()
         image = build_image()
         kernels = {v: build_kernel(v, kernel_source) for v in variants}
-        plugin = build_plugin(spec.plugin) if spec.plugin else None
-        results = [execute(r, spec, spec_path, kernels[r.variant], image, plugin, out_dir,
+        tool = simulate.get_backend(spec.backend).build_tool(spec)
+        results = [execute(r, spec, spec_path, kernels[r.variant], image, tool, out_dir,
                            rerun) for r in runs]
     failed = [r for r in results if r.failure]
     say(f"experiment {spec_path.stem}: {len(results) - len(failed)} ok, {len(failed)} failed, "

@@ -15,6 +15,19 @@ a backend is chosen by the name an experiment spec gives.  The experiment
                            the spec's settings only it has, as a run of this
                            repeat has them (QEMU: the quantum, the phase)
   perturbation(spec)       what makes the spec's repeats differ, or None
+  planned_tool(spec)       the build of its own the spec's runs load, planned
+                           (where it is cached; QEMU: the TCG plugin the spec
+                           names), or None; build_tool(spec) builds it
+  recorded(settings, name) a setting as a run's record implies it (the
+                           default it ran with where the record leaves the
+                           setting out), None if the backend has no such
+                           setting: what an index of runs shows
+  contends_as_hardware     whether its CPUs contend for a lock in time as
+                           hardware's do (spins per contended lock mean
+                           something)
+  models_store_forwarding  whether a read after a partial write is decided
+                           by a timing model of the store queue, rather than
+                           counted wherever the code has one
   threads(spec, system)    host threads one run keeps busy
   memory_mib(spec, system) host memory one run may use, the guest's included
   run(job)                 the simulator in the run directory to the
@@ -29,15 +42,26 @@ gem5 with other caches, is one more package with one more Backend.
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from hotline.simulate import guest_log
 
 if TYPE_CHECKING:
     from hotline.disk_image import DiskImage
     from hotline.kernel.build import Kernel
-    from hotline.simulate.qemu.plugins import Plugin
     from hotline.specs import ExperimentSpec, SystemSpec
+
+
+class Tool(Protocol):
+    """A build of a backend's own that its runs load, cached by the hash of
+    its inputs (QEMU: a TCG plugin, plugins.Plugin)."""
+    kind: str       # what it is, in a word: "plugin"
+    name: str
+    key: str
+    path: Path      # the built file, which marks the build complete
+
+    def manifest(self) -> dict:
+        """What names it in a run's inputs (and so its key)."""
 
 
 @dataclass
@@ -62,7 +86,7 @@ class Job:
     system: "SystemSpec"
     kernel: "Kernel"
     image: "DiskImage"
-    plugin: "Plugin | None"
+    tool: "Tool | None"       # the backend's build the run loads (planned_tool)
     append: str               # the kernel command line
     work: Path                # the run directory, the simulator's working directory
     repeat: int = 0           # which repeat of the spec's runs (settings)
@@ -71,6 +95,8 @@ class Job:
 class Backend(ABC):
     name: ClassVar[str]
     markers: ClassVar[str]    # "nop" (multi-byte NOPs) or "m5" (gem5's m5ops)
+    contends_as_hardware: ClassVar[bool]
+    models_store_forwarding: ClassVar[bool]
 
     @abstractmethod
     def check_spec(self, spec: "ExperimentSpec", path: Path) -> None:
@@ -94,6 +120,21 @@ class Backend(ABC):
     def perturbation(self, spec: "ExperimentSpec") -> str | None:
         """What makes the spec's repeats differ, in a few words; None where
         they are identical (a deterministic simulator given nothing to vary)."""
+        return None
+
+    def planned_tool(self, spec: "ExperimentSpec") -> "Tool | None":
+        """The build of the backend's own that the spec's runs load, where
+        it is (or will be) cached, without building it; None if none."""
+        return None
+
+    def build_tool(self, spec: "ExperimentSpec") -> "Tool | None":
+        """The same, built (or found in the cache)."""
+        return None
+
+    def recorded(self, settings: dict, name: str):
+        """The setting `name` as a run's recorded settings (its manifest's
+        inputs.backend) imply it; None where this backend has no such
+        setting."""
         return None
 
     @abstractmethod

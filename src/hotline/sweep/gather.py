@@ -32,10 +32,12 @@ from hotline.specs import load_system
 from hotline.records import manifest as run_record
 from hotline.records.done import read_record, set_aside
 from hotline.records.layout import INDEX
+from hotline.simulate import get_backend
 
 
 def index(spec_path: Path, out_dir: Path) -> pd.DataFrame:
     spec = load_spec(spec_path)
+    backend = get_backend(spec.backend)
     rows = []
     for run in plan(spec):
         planned = short(hash_json(run_conditions(run, spec, load_system(run.system))))
@@ -48,18 +50,19 @@ def index(spec_path: Path, out_dir: Path) -> pd.DataFrame:
             except HotlineError:
                 pass  # a failed run's: its record says why it failed
         guest = (manifest or {}).get("guest") or {}
+        # As the run had them (its manifest), not as the spec says them;
+        # none for a setting the backend does not have.
+        settings = ((manifest or {}).get("inputs") or {}).get("backend") or {}
+        recorded = (lambda name: backend.recorded(settings, name)) if manifest else \
+            (lambda name: None)
         rows.append({
             "run_id": run.run_id, "variant": run.variant, "workload": run.workload,
             "scale": run.scale, "params": json.dumps(dict(run.params), sort_keys=True),
             "system": run.system, "repeat": run.repeat, "mode": spec.mode,
-            # As the run had it (its manifest), not as the spec says it.
-            "quantum": ((manifest or {}).get("inputs") or {}).get("backend", {}).get("quantum"),
-            # The repeat's turn phase (0: none; docs/specs.md).
-            "phase": ((manifest or {}).get("inputs") or {}).get("backend", {}).get("phase", 0)
-            if manifest else None,
-            # How the model saw the turns (docs/specs.md): QEMU's runs only.
-            "interleave": ((manifest or {}).get("inputs") or {}).get("backend", {})
-            .get("interleave", "turn") if manifest and spec.backend == "qemu" else None,
+            # The vCPU turns' bound, the repeat's phase (0: none) and how the
+            # model saw the turns (docs/specs.md).
+            "quantum": recorded("quantum"), "phase": recorded("phase"),
+            "interleave": recorded("interleave"),
             "backend": spec.backend,
             "status": record.get("status", "not run"), "failure": record.get("failure"),
             "wall_seconds": (manifest or {}).get("wall_seconds"),

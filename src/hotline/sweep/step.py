@@ -3,7 +3,7 @@ directory (the workflow's working directory):
 
   python -m hotline.sweep.step kernel VARIANT --jobs N --expect MARKER
   python -m hotline.sweep.step image --expect MARKER
-  python -m hotline.sweep.step plugin NAME --expect MARKER
+  python -m hotline.sweep.step tool SPEC --expect MARKER
   python -m hotline.sweep.step run SPEC RECORD [--rerun]
   python -m hotline.sweep.step gather SPEC
 
@@ -37,7 +37,7 @@ from hotline.kernel.build import build_kernel
 from hotline.records import done, lock, manifest as run_record
 from hotline.records.layout import log_path, parse_record_name
 from hotline.simulate import guest_log
-from hotline.simulate.qemu.plugins import build_plugin
+from hotline.simulate import get_backend
 from hotline.sweep import gather
 
 
@@ -63,8 +63,16 @@ def step_image(args) -> None:
     _expect("disk image", build_image().directory / "image.json", args.expect)
 
 
-def step_plugin(args) -> None:
-    _expect(f"plugin {args.name}", build_plugin(args.name).path, args.expect)
+def build_tool(spec):
+    """The build of its own the spec's backend loads (QEMU: its plugin)."""
+    return get_backend(spec.backend).build_tool(spec)
+
+
+def step_tool(args) -> None:
+    tool = build_tool(load_spec(Path(args.spec).resolve()))
+    if tool is None:
+        raise HotlineError(f"{args.spec}: its backend builds nothing of its own for its runs")
+    _expect(f"{tool.kind} {tool.name}", tool.path, args.expect)
 
 
 def step_run(args) -> None:
@@ -88,8 +96,8 @@ def step_run(args) -> None:
         # Cached by the build steps: these only look the artifacts up.
         image = build_image()
         kernel = build_kernel(run.variant, args.kernel_source)
-        plugin = build_plugin(spec.plugin) if spec.plugin else None
-        result = execute(run, spec, spec_path, kernel, image, plugin, out_dir, rerun)
+        tool = build_tool(spec)
+        result = execute(run, spec, spec_path, kernel, image, tool, out_dir, rerun)
     except HotlineError as e:
         say(f"run {run.run_id}: FAILED: {e}")
         record["failure"] = str(e)
@@ -123,10 +131,10 @@ def main(argv=None) -> int:
     p = sub.add_parser("image")
     p.add_argument("--expect", required=True)
     p.set_defaults(func=step_image)
-    p = sub.add_parser("plugin")
-    p.add_argument("name")
+    p = sub.add_parser("tool")
+    p.add_argument("spec")
     p.add_argument("--expect", required=True)
-    p.set_defaults(func=step_plugin)
+    p.set_defaults(func=step_tool)
     p = sub.add_parser("run")
     p.add_argument("spec")
     p.add_argument("record", help="the run id, or RUN-ID.attemptN for a later attempt")

@@ -32,7 +32,6 @@ from hotline.hashing import hash_json, short
 from hotline.kernel.build import planned_kernel
 from hotline.records.done import next_record
 from hotline.records.layout import RECORD, STEP_LOG, parse_record_name
-from hotline.simulate.qemu.plugins import planned_plugin
 
 SNAKEFILE = paths.REPO / "workflow" / "Snakefile"
 PROFILES = paths.REPO / "profiles"
@@ -70,7 +69,8 @@ class Sweep:
     out_dir: Path
     kernels: dict[str, str]   # variant -> its kernel.json in the cache
     image: str                # image.json in the cache
-    plugin: str | None        # NAME.so in the cache
+    tool: str | None          # the backend's build the runs load (QEMU: NAME.so), in the cache
+    tool_label: str           # "plugin NAME"
     runs: tuple[RunStep, ...]
 
     @property
@@ -104,8 +104,8 @@ class Sweep:
         """Each build's label and marker file, in the order they are needed."""
         builds = {"image": self.image}
         builds |= {f"kernel {v}": marker for v, marker in self.kernels.items()}
-        if self.plugin:
-            builds[f"plugin {self.spec.plugin}"] = self.plugin
+        if self.tool:
+            builds[self.tool_label] = self.tool
         return builds
 
 
@@ -132,12 +132,14 @@ def load_sweep(spec_path: Path, kernel_source: str | None = None,
     kernels = {v: str((planned_kernel(v, kernel_source).directory / "kernel.json").resolve())
                for v in variants}
     image_marker = str((planned_image().directory / "image.json").resolve())
-    plugin = str(planned_plugin(spec.plugin).path.resolve()) if spec.plugin else None
+    tool = backend.planned_tool(spec)
+    tool_label = f"{tool.kind} {tool.name}" if tool else ""
+    tool = str(tool.path.resolve()) if tool else None
     out_dir = experiment_dir(spec_path)
     steps = []
     for run in runs:
         system = systems[run.system]
-        needs = (kernels[run.variant], image_marker) + ((plugin,) if plugin else ())
+        needs = (kernels[run.variant], image_marker) + ((tool,) if tool else ())
         steps.append(RunStep(
             run_id=run.run_id, record_name=next_record(out_dir, run.run_id, run.run_id in redo),
             variant=run.variant, workload=run.workload, system=run.system, needs=needs,
@@ -146,12 +148,13 @@ def load_sweep(spec_path: Path, kernel_source: str | None = None,
             threads=backend.threads(spec, system),
             mem_mb=backend.memory_mib(spec, system),
             runtime=math.ceil(spec.timeout_s / 60) + RUNTIME_MARGIN_MIN))
-    for path in (spec_path, out_dir, image_marker, plugin, *kernels.values()):
+    for path in (spec_path, out_dir, image_marker, tool, *kernels.values()):
         if path and ("{" in str(path) or "}" in str(path)):
             raise HotlineError(f"{path}: Snakemake reads braces in a path as a wildcard: move "
                                "the spec, or set HOTLINE_RESULTS or HOTLINE_CACHE, to a path "
                                "without them")
-    return Sweep(spec_path, spec, out_dir, kernels, image_marker, plugin, tuple(steps))
+    return Sweep(spec_path, spec, out_dir, kernels, image_marker, tool, tool_label,
+                 tuple(steps))
 
 
 def usable_cores() -> int:

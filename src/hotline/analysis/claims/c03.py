@@ -15,7 +15,7 @@ QEMU's figures are shown, inconclusive, saying so.
 """
 
 from hotline.analysis.claims.claim import Claim, Needs
-from hotline.analysis.claims.common import CHAIN, counter_values, pct
+from hotline.analysis.claims.common import CHAIN, counter_values, made_without, pct
 from hotline.analysis.claims.rules import NAN, Condition, Measured, Rule
 from hotline.analysis.claims.seeds import FIGURES
 from hotline.analysis.results import Results
@@ -50,7 +50,7 @@ def figures(results: Results, design: str) -> Measured | str:
     if locks == 0:
         return f"no {design} chain-lock counters from a fork storm on 4 CPUs"
     runs = results.select(results.ok, workload="forkstorm", variant=design, cpus=4)
-    if "qemu" in results.backends_of(runs["run_id"]):
+    if made_without(results, runs["run_id"], "contends_as_hardware"):
         why = QEMU_CANNOT
     elif contended < CONTENDED_AT_LEAST:
         why = (f"{contended} chain locks contended: too few to average their spins over "

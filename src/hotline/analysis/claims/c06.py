@@ -38,7 +38,7 @@ are shown, inconclusive, saying so.
 import pandas as pd
 
 from hotline.analysis.claims.claim import Claim, Needs
-from hotline.analysis.claims.common import kernel_rows
+from hotline.analysis.claims.common import kernel_rows, made_without
 from hotline.analysis.claims.rules import NAN, Condition, Measured, Rule
 from hotline.analysis.claims.seeds import FIGURES
 from hotline.analysis.results import Results
@@ -119,7 +119,7 @@ def figures(results: Results, design: str) -> Measured | str:
     runs = runs[runs["variant"].isin([design, UNBATCHED]) & ~runs["run_id"].isin(profiled)]
     reclaimed = [(summary or {}).get("pages_reclaimed")
                  for summary in runs.loc[runs["variant"] == design, "summary"]]
-    if "qemu" in results.backends_of(runs["run_id"]):
+    if made_without(results, runs["run_id"], "contends_as_hardware"):
         why = QEMU_CANNOT
     elif not contended[UNBATCHED]:
         why = f"{UNBATCHED} saw no contention"

@@ -11,7 +11,7 @@ and decides nothing here.
 """
 
 from hotline.analysis.claims.claim import Claim, Needs
-from hotline.analysis.claims.common import no_table
+from hotline.analysis.claims.common import made_without, no_table
 from hotline.analysis.claims.rules import Condition, Control, Measured, Rule
 from hotline.analysis.results import Results
 
@@ -32,7 +32,7 @@ def figures(results: Results, design: str) -> Measured | str:
     # The runs that looked for these events (on gem5 only the O3 runs have a
     # load/store queue to replay in), whether they found any or not.
     looked = results.runs_with("rapw")
-    if "qemu" in results.backends_of(looked):
+    if made_without(results, looked, "models_store_forwarding"):
         return ("the QEMU model holds locked stores in its store buffer by construction: "
                 "decided on gem5's O3 load/store queue only")
     calls = int(results.select(results.counters(), workload="scriptstorm", variant=design,

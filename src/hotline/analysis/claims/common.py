@@ -10,6 +10,7 @@ from hotline.analysis.listing import lock_and_unlock, lock_and_unlock_in_code
 from hotline.analysis.results import Results
 from hotline.errors import HotlineError
 from hotline.results.objects import KERNEL_START
+from hotline.simulate import get_backend
 
 NAN = float("nan")
 
@@ -38,6 +39,14 @@ def pct(value: float, digits: int = 0) -> str:
 
 def backend(results: Results) -> str:
     return "/".join(results.backends) or "no"
+
+
+def made_without(results: Results, runs, capability: str) -> bool:
+    """Whether a backend of these runs lacks `capability` (a Backend
+    attribute, such as contends_as_hardware): what its model does there is
+    the model's, not a measurement."""
+    return any(not getattr(get_backend(name), capability)
+               for name in results.backends_of(runs))
 
 
 def no_table(results: Results, name: str) -> str:

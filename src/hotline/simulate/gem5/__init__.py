@@ -20,6 +20,10 @@ GEM5_OVERHEAD_MIB = 4096
 class Gem5(Backend):
     name = "gem5"
     markers = "m5"
+    contends_as_hardware = True
+    # O3 cores: the load/store queue decides (timing and atomic cores have
+    # none, and make no rapw table).
+    models_store_forwarding = True
 
     def check_spec(self, spec, path: Path) -> None:
         # gem5's X86Board boots from the IDE disk and runs no QEMU plugin.

@@ -53,6 +53,13 @@ def _golden_step(n: int) -> int:
 class Qemu(Backend):
     name = "qemu"
     markers = "nop"
+    # In deterministic mode a waiter's PAUSE ends its turn (one spin per
+    # contended lock by construction); in parallel mode its spins count the
+    # host's scheduling (docs/kernel-counters.md).
+    contends_as_hardware = False
+    # The cache model holds locked stores in its store buffer and counts a
+    # read after a partial write wherever the code has one.
+    models_store_forwarding = False
 
     def check_spec(self, spec, path: Path) -> None:
         if spec.plugin is not None and spec.plugin not in plugins.available_plugins():
@@ -136,6 +143,19 @@ class Qemu(Backend):
         # packages, so that no QEMU run's key changed.
         return {"version": simulator.qemu_version(), "gem5_config": None}
 
+    def planned_tool(self, spec) -> plugins.Plugin | None:
+        return plugins.planned_plugin(spec.plugin) if spec.plugin else None
+
+    def build_tool(self, spec) -> plugins.Plugin | None:
+        return plugins.build_plugin(spec.plugin) if spec.plugin else None
+
+    # A run's record leaves out a setting at its default, so that runs made
+    # before the setting existed keep their keys (settings()).
+    _RECORDED_DEFAULTS = {"quantum": None, "phase": 0, "interleave": "turn"}
+
+    def recorded(self, settings: dict, name: str):
+        return settings.get(name, self._RECORDED_DEFAULTS.get(name))
+
     def threads(self, spec, system) -> int:
         # Round-robin TCG runs every vCPU on one thread; multi-threaded TCG
         # one thread per vCPU.
@@ -148,7 +168,7 @@ class Qemu(Backend):
 
     def run(self, job: Job) -> Outcome:
         outcome = self._simulate(job)
-        if outcome.failure is None and job.plugin and job.plugin.name == "hotline-cache":
+        if outcome.failure is None and job.tool and job.tool.name == "hotline-cache":
             with phase(f"run {job.run_id}: results tables"):
                 try:
                     outcome.tables = write_tables(job.work, job.kernel.directory, job.run_id)
@@ -159,7 +179,7 @@ class Qemu(Backend):
     def _simulate(self, job: Job) -> Outcome:
         # QEMU runs in the run directory and names its outputs relative to
         # it, so command.sh stays valid after the directory is renamed.
-        spec, system, plugin, work = job.spec, job.system, job.plugin, job.work
+        spec, system, plugin, work = job.spec, job.system, job.tool, job.work
         quantum, phase = self.quantum(spec), self.phase(spec, system, job.repeat)
         interleave = self.interleave(spec)
         scratch = load_workload(job.workload).scratch_disks

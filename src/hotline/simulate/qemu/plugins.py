@@ -31,9 +31,11 @@ PLUGIN_CFLAGS = [*CFLAGS, "-fvisibility=hidden", "-flto"]
 
 @dataclass(frozen=True)
 class Plugin:
+    """A built TCG plugin: the QEMU backend's tool (simulate/backend.py)."""
     name: str
     key: str
     path: Path
+    kind = "plugin"
 
     def qemu_argument(self, out: Path, options: list[str] = ()) -> str:
         return ",".join([str(self.path), f"out={out}", *options])
