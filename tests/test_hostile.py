@@ -663,3 +663,15 @@ def test_diff_of_a_run_whose_tables_hold_none_of_it_is_one_line(tmp_path):
                 schema.empty(schema.TABLES["instructions"]), schema.empty(schema.TABLES["roi"]))
     with pytest.raises(HotlineError, match="run r1: its tables hold no row of its region"):
         side.cost()
+
+
+def test_check_refuses_what_gem5_would_refuse_before_building(tmp_path, capsys, monkeypatch):
+    """gem5's own checks (check_experiment) run in `check` too: repeats on
+    DDR4 memory, which has no latency to jitter, are refused there as
+    `run` refuses them."""
+    monkeypatch.setenv("GEM5", str(shutil.copy("/bin/true", tmp_path / "gem5.opt")))
+    path = tmp_path / "exp.toml"
+    path.write_text(GEM5_SPEC.replace('"pentium3-4way"', '"skylake-4core-timing"') +
+                    "repeats = 3\n")
+    err = fails(capsys, "check", str(path))
+    assert f"{path}: system 'skylake-4core-timing': " in err
