@@ -675,3 +675,25 @@ def test_check_refuses_what_gem5_would_refuse_before_building(tmp_path, capsys, 
                     "repeats = 3\n")
     err = fails(capsys, "check", str(path))
     assert f"{path}: system 'skylake-4core-timing': " in err
+
+
+def test_a_failed_gem5_boot_names_its_logs_where_they_will_be(tmp_path, monkeypatch):
+    """The boot runs in the run's .RUN-ID.running/boot/, which is renamed
+    RUN-ID.failed/ when the run fails: the reason names the logs by their
+    place in the run's directory, not by the folder that is about to go."""
+    from types import SimpleNamespace
+
+    from hotline.simulate.gem5 import checkpoints
+    monkeypatch.setenv("HOTLINE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(checkpoints.gem5_params, "boot_params", lambda machine, cpt: {})
+    monkeypatch.setattr(checkpoints.gem5_params.run_params, "to_dict", lambda params: {})
+    monkeypatch.setattr(checkpoints, "write_command", lambda *args: None)
+    monkeypatch.setattr(checkpoints, "supervise", lambda *args, **kwargs: SimpleNamespace())
+    monkeypatch.setattr(checkpoints, "_boot_failure", lambda *args: "gem5 exited with status 1")
+    work = tmp_path / "results" / "exp" / layout.running_name("r1")
+    checkpoint, failure = checkpoints.ensure_checkpoint(
+        {"machine": "m"}, machine=None, gem5=Path("/bin/true"), work=work, timeout_s=1,
+        label="run r1", kernel_dir=tmp_path, cpus=4, workloads=["forkstorm"])
+    assert checkpoint is None
+    assert failure == "gem5 boot (logs in the run directory's boot/): gem5 exited with status 1"
+    assert ".running" not in failure
