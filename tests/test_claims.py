@@ -1550,11 +1550,5 @@ def test_the_smoke_results_shaped_as_gem5s(tmp_path, monkeypatch):
         assert (checks[claim].verdict, checks[claim].measured) == SMOKE_VERDICTS[claim][:2]
 
 
-def test_readme_gives_the_verdicts_the_committed_results_give():
-    """README's claims table is the committed results re-analysed: the five
-    repeats where they measured a claim, the single smoke runs otherwise."""
-    checks = {c.claim: c for c in claims.check_all(Results(SMOKE))}
-    checks.update({c.claim: c for c in claims.check_all(Results(REPEATS)) if c.measured != "-"})
-    assert {claim for claim, c in checks.items() if c.repeats == 5} == {"C1", "C3", "C4"}
-    table = markdown([checks[k] for k in sorted(checks, key=lambda k: int(k[1:]))])
-    assert table in (paths.REPO / "README.md").read_text()
+# README's claims table is the committed claims page's top table:
+# tests/test_notebooks.py (test_readme_gives_the_verdicts_of_the_committed_claims_page).

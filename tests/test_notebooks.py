@@ -5,10 +5,12 @@ see PROVENANCE.md there).  A notebook that raises fails its test.  The
 slimming keeps every measure the notebooks take, and the committed results
 are its output."""
 
+import dataclasses
 import html
 import re
 import shlex
 import shutil
+import tempfile
 from pathlib import Path
 
 import pandas as pd
@@ -19,6 +21,7 @@ import pyarrow.parquet as pq
 
 from hotline import cli, paths, sealed
 from hotline.analysis import claims, claims_page
+from hotline.analysis.claims import INCONCLUSIVE, best
 from hotline.analysis.cost import function_shares, instruction_listing, run_cost
 from hotline.analysis.listing import lock_and_unlock
 from hotline.analysis.notebooks import EXPECTED, NOTEBOOKS, analyse, notebooks
@@ -79,35 +82,33 @@ def test_the_claims_page_opens_with_the_verdict_table_and_shows_no_code(pages):
     page = rendered["claims"].read_text()
     body = page[page.index("<body"):]
     # The table is the page's first, before the first claim's section.
-    table = body[body.index('<table class="claims">'):]
-    table = table[:table.index("</table>")]
-    assert body.index('<table class="claims">') < body.index('<h2 id="c1">')
-    assert body.find("<table") == body.index('<table class="claims">')
-    rows = table.split("<tr>")[2:]                       # after the head's
-    assert len(rows) == 11
-    verdicts = {"supported", "not supported", "inconclusive"}
-    for n, row in enumerate(rows, 1):
-        assert f'href="#c{n}">C{n}</a>: ' in row
-        cells = [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row)]
-        # claim, seed, QEMU x2, gem5 x2, expected smoke x2, expected O3 x2,
-        # expected seed scale x2, expected 32-byte lines x2, expected gem5
-        # LRU writers x2, expected O3 on 32-byte lines x2, expected page
-        # replacement on QEMU x2 and on gem5 x2, evidence
-        assert len(cells) == 23
-        assert cells[3] in verdicts and cells[5] in verdicts and cells[7] == cells[3]
-        # Each committed column's verdicts, as tests/test_claims.py checks
-        # them on its tables.
-        assert cells[9] == O3_TINY_VERDICTS.get(f"C{n}", "inconclusive")
-        assert cells[11] == SEED_SCALE_VERDICTS.get(f"C{n}", "inconclusive")
-        # The 32-byte lines' runs hold seeds 000's and 001's claims (C1-C6).
-        assert cells[13] == LINES32_VERDICTS.get(f"C{n}", "inconclusive")
-        assert cells[15] == GEM5_SMOKE_VERDICTS.get(f"C{n}", "inconclusive")
-        assert cells[17] == O3_TINY_32B_VERDICTS.get(f"C{n}", "inconclusive")
-        assert cells[19] == "inconclusive"      # C6 too: QEMU's contention is undecided
-        assert cells[21] == GEM5_LRU_VERDICTS.get(f"C{n}", "inconclusive")
-    assert all(f"{label} verdict" in table
-               for label in (MORE, O3_MORE, SEED_MORE, LINES32_MORE, GEM5_MORE, O3_32B_MORE,
-                             LRU_MORE, GEM5_LRU_MORE))
+    table = outer_table(body)
+    assert body.index('<table class="claims"') < body.index('<h2 id="c1">')
+    assert body.find("<table") == body.index('<table class="claims"')
+    rows = claim_rows(table)
+    assert [name for name, _, _ in rows] == [f"C{n}" for n in range(1, 12)]
+    labels = ["QEMU", "gem5", MORE, O3_MORE, SEED_MORE, LINES32_MORE, GEM5_MORE, O3_32B_MORE,
+              LRU_MORE, GEM5_LRU_MORE]
+    committed = {MORE: {}, O3_MORE: O3_TINY_VERDICTS, SEED_MORE: SEED_SCALE_VERDICTS,
+                 LINES32_MORE: LINES32_VERDICTS, GEM5_MORE: GEM5_SMOKE_VERDICTS,
+                 O3_32B_MORE: O3_TINY_32B_VERDICTS, LRU_MORE: {},
+                 GEM5_LRU_MORE: GEM5_LRU_VERDICTS}
+    readme = readme_verdicts()
+    for name, cells, detail in rows:
+        # At most six columns; the verdict is README's, which the same rule
+        # chose from the committed results (the demo's own columns add no
+        # better evidence).
+        assert len(cells) == 6 and claims.CLAIMS[name].title in cells[0]
+        assert cells[3].startswith(readme[name]), (name, cells[3], readme[name])
+        # Every column under the row, the deciding one first; each committed
+        # column's verdict as tests/test_claims.py checks it on its tables.
+        assert sorted(detail) == sorted(labels) and len(detail) == len(labels)
+        assert detail["QEMU"] == detail[MORE]
+        for label, verdicts in committed.items():
+            if label == MORE:
+                continue
+            # C6 on page replacement's QEMU runs: the contention is undecided.
+            assert detail[label] == verdicts.get(name, "inconclusive"), (name, label)
     assert "no run made a rapw table (none of these gem5 runs did)" in table     # C9 on gem5
     # No code: no input cells, no highlighted source, no prompts.
     assert 'class="highlight' not in body and "In&nbsp;[" not in body
@@ -115,6 +116,50 @@ def test_the_claims_page_opens_with_the_verdict_table_and_shows_no_code(pages):
         assert code not in re.sub(r'src="data:[^"]*"', "", body)
     # The evidence pages keep their code.
     assert 'class="highlight' in rendered["rmap"].read_text()
+
+
+def outer_table(page: str) -> str:
+    """The claims table of a page, whole: its rows' details hold tables of
+    their own."""
+    start = page.index('<table class="claims"')
+    depth = 0
+    for tag in re.finditer(r"<(/?)table\b", page[start:]):
+        depth += -1 if tag.group(1) else 1
+        if depth == 0:
+            return page[start:start + tag.end()]
+    raise AssertionError("the claims table does not end")
+
+
+def text(cell: str) -> str:
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", cell)).split())
+
+
+def claim_rows(table: str) -> list[tuple[str, list[str], dict[str, str]]]:
+    """Each claim's row of the claims table: its id, its cells as text, and
+    the verdict of every column folded under it, by the column's label."""
+    out = []
+    body = table[table.index("<tbody>") + len("<tbody>"):]
+    for top, detail in re.findall(r"<tr>(.*?)</tr>\s*<tr class=\"detail\">(.*?</table>.*?)</tr>",
+                                  body, re.S):
+        cells = [text(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", top, re.S)]
+        inner = detail[detail.index("<tbody>"):]
+        verdicts = {}
+        for inner_row in re.findall(r"<tr>(.*?)</tr>", inner, re.S):
+            label, _, verdict, *_ = [text(c) for c in re.findall(r"<td[^>]*>(.*?)</td>",
+                                                                 inner_row, re.S)]
+            assert label.endswith(" (decides)") == (not verdicts)     # the first decides
+            verdicts[label.removesuffix(" (decides)")] = next(
+                v for v in ("not supported", "supported", "inconclusive", "not run")
+                if verdict.startswith(v))
+        out.append((cells[0].split()[0], cells, verdicts))
+    return out
+
+
+def readme_verdicts() -> dict[str, str]:
+    """The verdict of each claim in README's table."""
+    rows = [line.split(" | ") for line in (paths.REPO / "README.md").read_text().splitlines()
+            if re.match(r"\| C\d+ ", line)]
+    return {row[0].split()[1]: row[3].split(":")[0] for row in rows}
 
 
 def test_the_lru_notebook_shows_the_time_lost_to_lock_spinning(tmp_path):
@@ -138,13 +183,50 @@ def test_the_lru_notebook_shows_the_time_lost_to_lock_spinning(tmp_path):
 
 
 def test_the_claims_page_without_gem5_says_not_run():
-    checks = claims.check_all(Results(SMOKE))
-    table = claims_page.verdict_table(claims.claims(), {"QEMU": checks, "gem5": None})
+    results = Results(SMOKE)
+    columns = [best.column("QEMU", results, claims.check_all(results), claims.claims()),
+               best.not_run("gem5")]
+    found = best.verdicts(claims.claims(), columns)
+    table = claims_page.verdict_table(found)
+    # gem5 under every claim's row, "not run"; QEMU decides every claim.
     assert table.count(">not run</td>") == 11
-    assert table.count(f'{checks[0].measured}<br><small>decided on modelled cycles; 1 run: '
-                       'no interval</small></td>') == 1
-    # C4's negative control, beside its figure.
-    assert table.count("control pte-chain-hashlock: not supported") == 1
+    assert all(f.column.label == "QEMU" for f in found)
+    c1 = found[0].check
+    assert table.count(f">{html.escape(c1.measured)}</td>") == 2   # the row and its detail
+    assert table.count(">QEMU: modelled cycles, 1 run, smoke scale</td>") == 2    # C1, C11
+    # C4's negative control, beside its figure and in its detail.
+    assert table.count(">pte-chain-hashlock: not supported</td>") == 2
+
+
+def test_each_claims_best_evidence_is_chosen_by_the_rule_stated():
+    """claims/best.py's rule, step by step, on the committed smoke checks
+    of C1 (a claim about time) and C4, changed one field at a time."""
+    results = Results(SMOKE)
+    checks = {c.claim: c for c in claims.check_all(results)}
+    c1, c4 = checks["C1"], checks["C4"]
+    smoke, seed = best.Size(40, "smoke scale"), best.Size(5000, "seed scale")
+
+    def pick(*given):
+        columns = [best.Column(label, {check.claim: check}, {check.claim: at})
+                   for label, check, at in given]
+        [verdict] = best.verdicts([claims.CLAIMS[given[0][1].claim]], columns)
+        return verdict.column.label
+
+    o3 = dataclasses.replace(c1, measure=best.O3_CYCLES, verdict=INCONCLUSIVE, repeats=1)
+    nothing = dataclasses.replace(c1, measured="-", repeats=5)
+    # 1. something measured; 2. time itself over a stand-in, decided or not.
+    assert pick(("none", nothing, seed), ("QEMU", c1, smoke)) == "QEMU"
+    assert pick(("QEMU", c1, seed), ("O3", o3, smoke)) == "O3"
+    # 3. decided; 4. more runs, up to five; 5. larger scale; 6. more runs; 7. first.
+    five = dataclasses.replace(c4, repeats=5)
+    undecided = dataclasses.replace(five, verdict=INCONCLUSIVE)
+    assert pick(("undecided", undecided, seed), ("one run", c4, smoke)) == "one run"
+    assert pick(("one run", c4, seed), ("five", five, smoke)) == "five"
+    assert pick(("smoke", dataclasses.replace(c4, repeats=9), smoke),
+                ("seed", five, seed)) == "seed"
+    assert pick(("five", five, smoke), ("nine", dataclasses.replace(c4, repeats=9), smoke)) \
+        == "nine"
+    assert pick(("a", five, smoke), ("b", five, smoke)) == "a"
 
 
 def test_analyse_refuses_a_gem5_side_that_is_not_gem5_results(tmp_path, capsys):
@@ -440,24 +522,42 @@ def page_more() -> dict[str, Path]:
             for label, _, directory in (item.partition("=") for item in args.more)}
 
 
-def test_the_committed_claims_page_is_the_committed_results_checked(tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def committed():
+    """The committed claims page's columns, checked with no kernel build in
+    the cache (a cache's kernels add what the committed page could not
+    show), and its caption."""
+    with pytest.MonkeyPatch.context() as patch, \
+            tempfile.TemporaryDirectory() as cache:
+        patch.setenv("HOTLINE_CACHE", str(Path(cache) / "empty-cache"))
+        return claims_page.columns(SMOKE, page_more())
+
+
+def test_the_committed_claims_page_is_the_committed_results_checked(committed):
     """The artifact's expected page holds the verdict table that checking
-    the committed results gives now, with no kernel build in the cache, as
-    the notebook makes it (claims_page.columns, verdict_table)."""
-    monkeypatch.setenv("HOTLINE_CACHE", str(tmp_path / "empty-cache"))
-    by_column, caption = claims_page.columns(SMOKE, page_more())
-    table = claims_page.verdict_table(claims.claims(), by_column, caption=caption)
+    the committed results gives now, as the notebook makes it
+    (claims_page.columns, best.verdicts, verdict_table)."""
+    columns, caption = committed
+    table = claims_page.verdict_table(best.verdicts(claims.claims(), columns), caption=caption)
     # The caption names the results by their place in the repository, so
     # the page made here is the page checked on any machine.  Compared as
     # text, cell by cell: nbconvert rewrites the markup (<br> as <br/>,
     # quotes as entities).
-    committed = table_texts((SMOKE / "analysis" / "claims.html").read_text())
-    assert len(committed) > 11 * 10 and committed == table_texts(table)
+    committed_page = table_texts((SMOKE / "analysis" / "claims.html").read_text())
+    assert len(committed_page) > 11 * 10 and committed_page == table_texts(table)
+
+
+def test_readme_gives_the_verdicts_of_the_committed_claims_page(committed):
+    """README's claims table is the committed page's top table, made by the
+    same function (best.verdicts) from the same committed results."""
+    columns, _ = committed
+    table = best.markdown(best.verdicts(claims.claims(), columns))
+    assert table in (paths.REPO / "README.md").read_text()
 
 
 def table_texts(page: str) -> list[str]:
-    """The caption and every cell of the page's claims table, as text."""
-    table = page[page.index('<table class="claims">'):]
-    table = table[:table.index("</table>")]
-    cells = re.findall(r"<(?:caption|td|th)[^>]*>(.*?)</(?:caption|td|th)>", table, re.S)
-    return [" ".join(html.unescape(re.sub(r"<[^>]+>", " ", cell)).split()) for cell in cells]
+    """The text of the page's claims table, its caption's, every cell's and
+    its details', each piece between two of the table's own tags."""
+    pieces = re.split(r"</?(?:table|caption|colgroup|col|thead|tbody|tr|td|th|details|summary)"
+                      r"\b[^>]*>", outer_table(page))
+    return [t for t in map(text, pieces) if t]

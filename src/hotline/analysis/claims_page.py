@@ -1,7 +1,10 @@
 """The claims page (analysis/claims.ipynb) as HTML pieces: at the top one
-table of every claim, the seed's figure beside each column's figure and
+table, a row per claim with the project's verdict (the best evidence among
+the columns, claims/best.py, which README's table is made by too): the
+seed's figure, the measured one, the verdict, the column that decided it and
+the negative control; under each row, folded, every column's figure and
 verdict (a column is one set of results: QEMU, gem5, QEMU with 32-byte
-lines, ...); then a section per claim with its rule and, where a picture
+lines, ...).  Then a section per claim with its rule and, where a picture
 says more than a number, one picture.  The checks are the claims
 package's; this module only lays them out and draws (matplotlib's object API, as the run
 report's pictures, with the same hotline.figures).
@@ -22,7 +25,9 @@ from matplotlib.figure import Figure
 
 from hotline import paths
 from hotline.analysis.claims import (
-    INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED, Check, Claim, check_all)
+    CLAIMS, INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED, Check, Claim, check_all)
+from hotline.analysis.claims import best
+from hotline.analysis.claims.best import Column, Verdict
 from hotline.analysis.claims import c01, c02, c05, c06, c07
 from hotline.analysis.claims.common import BASE, CHAIN, FORK, SIDE_BASE, SIDE_CHAIN
 from hotline.analysis import ground_truth
@@ -65,26 +70,26 @@ def where(directory) -> str:
         str(directory)
 
 
-def columns(results_dir, more: dict) -> tuple[dict[str, list[Check] | None], str]:
+def columns(results_dir, more: dict) -> tuple[list[Column], str]:
     """Every claim checked against each column's results, in the page's
-    order: the first results, gem5's (None, "not run", unless given), then
-    `more` ({label: directory}); and the table's caption, saying what each
-    column holds."""
+    order: the first results, gem5's ("not run" unless given), then `more`
+    ({label: directory}); and the table's caption, saying what each column
+    holds."""
     first = Results(results_dir)
     directories = {column_label(first.backends): results_dir}
     directories.setdefault("gem5", None)
     directories.update(more)
-    by_column, holds = {}, []
+    found, holds = [], []
     for label, directory in directories.items():
         if directory is None:
-            by_column[label] = None
+            found.append(best.not_run(label))
             holds.append(f"{label}: not run")
             continue
         results = first if directory == results_dir else Results(directory)
-        by_column[label] = check_all(results)
+        found.append(best.column(label, results, check_all(results), list(CLAIMS.values())))
         holds.append(f"{label}: {len(results.ok)} of {len(results.runs)} runs succeeded in "
                      f"{where(directory)}")
-    return by_column, "; ".join(holds)
+    return found, "; ".join(holds)
 
 
 def _e(text: str) -> str:
@@ -95,16 +100,20 @@ def _anchor(claim: str) -> str:
     return claim.lower()
 
 
-def _cell(content: str, tag: str = "td", background: str = "") -> str:
+def _cell(content: str, tag: str = "td", background: str = "", colspan: int = 1) -> str:
     """A table cell, left-aligned (notebook styles right-align cells: fine
     for numbers, hard to read for sentences)."""
     colour = f"background:{background};" if background else ""
-    return f'<{tag} style="text-align:left;vertical-align:top;{colour}">{content}</{tag}>'
+    span = f' colspan="{colspan}"' if colspan > 1 else ""
+    return (f'<{tag}{span} style="text-align:left;vertical-align:top;{colour}">'
+            f'{content}</{tag}>')
 
 
-def _verdict_cell(check: Check | None) -> str:
+def _verdict_cell(check: Check | None, reason: bool = False) -> str:
+    """The verdict, coloured; with its reason under it where `reason`."""
     verdict = check.verdict if check else NOT_RUN
-    return _cell(_e(verdict), background=VERDICT_COLOURS[verdict])
+    why = f"<br><small>{_e(check.reason)}</small>" if reason and check and check.reason else ""
+    return _cell(_e(verdict) + why, background=VERDICT_COLOURS[verdict])
 
 
 def _figure_cell(check: Check | None) -> str:
@@ -123,26 +132,51 @@ def _figure(check: Check, name: str) -> float:
     return check.numbers["intervals"][name][0]
 
 
-def verdict_table(claims: list[Claim], by_column: dict[str, list[Check] | None],
-                  caption: str = "") -> str:
-    """The table at the top of the page: one row per claim, a figure and a
-    verdict per column, in by_column's order (None: not run)."""
-    checks = {column: {c.claim: c for c in found} if found else {}
-              for column, found in by_column.items()}
-    head = "".join(_cell(_e(name), "th") for name in
-                   ["claim", "seed figure",
-                    *(f"{b} {what}" for b in checks for what in ("figure", "verdict")),
-                    "evidence"])
+def verdict_table(verdicts: list[Verdict], caption: str = "") -> str:
+    """The table at the top of the page: one row per claim with the
+    project's verdict (best.py: the best evidence among the columns, and
+    which column gave it), and under it, folded, every column's figure and
+    verdict."""
+    widths = (15, 17, 25, 20, 15, 8)        # % of the page, in best.HEAD's order
+    cols = "".join(f'<col style="width:{w}%">' for w in widths)
+    head = "".join(_cell(_e(name), "th") for name in best.HEAD)
     rows = []
-    for claim in claims:
-        cells = "".join(_figure_cell(checks[b].get(claim.id)) +
-                        _verdict_cell(checks[b].get(claim.id)) for b in checks)
-        name = f'<a href="#{_anchor(claim.id)}">{claim.id}</a>: {_e(claim.title)}'
-        rows.append(f"<tr>{_cell(name)}{_cell(_e(claim.seed_figure))}{cells}"
-                    f"{_cell(_evidence(claim))}</tr>")
-    caption = f"<caption>{_e(caption)}</caption>" if caption else ""
-    return (f'<table class="claims">{caption}<thead><tr>{head}</tr></thead>'
-            f'<tbody>{"".join(rows)}</tbody></table>')
+    for verdict in verdicts:
+        claim, check, text = verdict.claim, verdict.check, best.row(verdict)
+        name = (f'<a href="#{_anchor(claim.id)}">{claim.id}</a>: {_e(claim.title)}'
+                f"<br><small>evidence: {_evidence(claim)}</small>")
+        rows.append(
+            f"<tr>{_cell(name)}{_cell(_e(text['seed figure']))}{_cell(_e(text['measured']))}"
+            f"{_verdict_cell(check, reason=True)}"
+            f"{_cell(_e(text['decided by']))}{_cell(_e(text['control']))}</tr>"
+            f'<tr class="detail">{_cell(_detail(verdict), colspan=len(best.HEAD))}</tr>')
+    caption = (f'<caption style="text-align:left"><small>{_e(caption)}</small></caption>'
+               if caption else "")
+    return (f'<table class="claims" style="width:100%;table-layout:fixed;'
+            f'overflow-wrap:anywhere">{caption}<colgroup>{cols}</colgroup>'
+            f'<thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>')
+
+
+def _detail(verdict: Verdict) -> str:
+    """Every column's figure and verdict of one claim, folded under its row,
+    in the rule's order: the deciding column first, and marked."""
+    head = "".join(_cell(name, "th") for name in ("results", "measured", "verdict",
+                                                   "decided on", "control"))
+    rows = []
+    for column in verdict.every:
+        check = column.checks.get(verdict.claim.id)
+        label = _e(column.label) + (" <b>(decides)</b>" if column is verdict.column else "")
+        on = best.decided_on(column, check) if check else "-"
+        rows.append(f"<tr>{_cell(label)}{_cell(_e(check.measured) if check else '-')}"
+                    f"{_verdict_cell(check, reason=True)}{_cell(_e(on))}"
+                    f"{_cell(_e(best.control(check)))}</tr>")
+    measured = sum(best.measured(c.checks.get(verdict.claim.id)) for c in verdict.every)
+    return (f"<details><summary>every column, in the rule's order: {measured} of "
+            f"{len(verdict.every)} measured {verdict.claim.id}</summary>"
+            f'<table style="width:100%;table-layout:fixed;overflow-wrap:anywhere">'
+            f'<colgroup><col style="width:15%"><col style="width:35%"><col style="width:25%">'
+            f'<col style="width:15%"><col style="width:10%"></colgroup>'
+            f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></details>")
 
 
 def _evidence(claim: Claim) -> str:
@@ -184,13 +218,13 @@ def _control(claim: Claim) -> str:
             if claim.control else f"none: {claim.no_control}")
 
 
-def sections(claims: list[Claim], by_column: dict[str, list[Check] | None]) -> str:
+def sections(claims: list[Claim], columns: list[Column]) -> str:
     """Every claim's section, each with its picture."""
-    checks = {b: {c.claim: c for c in found} for b, found in by_column.items() if found}
     out = []
     for claim in claims:
-        measured = {b: found[claim.id] for b, found in checks.items() if claim.id in found}
-        out.append(section(claim, measured, list(by_column)) + picture_html(claim, measured))
+        measured = {c.label: c.checks[claim.id] for c in columns if claim.id in c.checks}
+        out.append(section(claim, measured, [c.label for c in columns]) +
+                   picture_html(claim, measured))
     return "".join(out)
 
 
