@@ -32,10 +32,15 @@ def write_gathered(directory: Path, runs: pd.DataFrame, tables: dict[str, pd.Dat
     return directory
 
 
-def planned_inputs(spec_path: Path, run_id: str) -> dict:
+def inputs_of(run, spec) -> dict:
     """The part of a run's manifest "inputs" that a sweep compares with the
     run it plans (experiment.other_conditions), as execute() records it."""
-    spec = load_spec(spec_path)
-    (run,) = [r for r in plan(spec) if r.run_id == run_id]
     conditions = run_conditions(run, spec, load_system(run.system))
     return {"guest_image": {"root": conditions.pop("root")}, **conditions}
+
+
+def planned_inputs(spec_path: Path, run_id: str) -> dict:
+    """inputs_of the run of that id the spec plans."""
+    spec = load_spec(spec_path)
+    (run,) = [r for r in plan(spec) if r.run_id == run_id]
+    return inputs_of(run, spec)

@@ -22,12 +22,12 @@ import pandas as pd
 
 from hotline import sealed
 from hotline.disk_image import planned_image
-from hotline.experiment import RunResult, run_conditions
+from hotline.experiment import RunResult
 from hotline.hashing import hash_json
 from hotline.kernel.build import planned_kernel
 from hotline.simulate import get_backend
-from hotline.specs import load_system
 from hotline.sweep import step
+from made_runs import inputs_of  # beside this script: its directory is on sys.path
 
 FAILURE = "the guest kernel panicked or oopsed"
 
@@ -73,8 +73,7 @@ def execute(run, spec, spec_path, kernel, image, tool, out_dir, rerun):
     final = out_dir / run.run_id
     # The conditions as execute() records them (in its inputs), which
     # done.judge compares with the run planned; the stand-in's key is theirs.
-    conditions = run_conditions(run, spec, load_system(run.system))
-    inputs = {"guest_image": {"root": conditions.pop("root")}, **conditions}
+    inputs = inputs_of(run, spec)
     key = f"key-of-{run.run_id}-{hash_json(inputs)}"
     if not rerun and (final / "manifest.json").is_file() and \
             json.loads((final / "manifest.json").read_text()).get("key") == key:

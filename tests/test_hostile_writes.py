@@ -260,15 +260,22 @@ def test_analyse_in_a_read_only_place(gathered, read_only, capsys):
     assert f"{mount / 'claims-smoke' / 'analysis'}: cannot be written (Read-only" in err
 
 
-def test_analyse_on_a_disk_that_fills_leaves_no_truncated_page(small_disk, monkeypatch):
-    """The smoke tables do not fit a 2 MiB disk: gathered results of that
-    size, made up, with the claims notebook alone."""
-    results = small_disk / "exp"
+def claims_notebook_on(disk: Path, monkeypatch) -> Path:
+    """Gathered results that fit a 2 MiB disk (the smoke tables do not:
+    these are made up of the index and roi only), analysed by the claims
+    notebook alone."""
+    results = disk / "exp"
     copy_gathered(results, ignore=lambda d, names: [
         n for n in names if n.endswith(".parquet") and n not in ("runs.parquet", "roi.parquet")])
     sealed.write_index(results, "runs.parquet", pq.read_table(results / "runs.parquet"))
     monkeypatch.setattr(notebooks, "notebooks",
                         lambda: [notebooks.NOTEBOOKS / "claims.ipynb"])
+    return results
+
+
+def test_analyse_on_a_disk_that_fills_leaves_no_truncated_page(small_disk, monkeypatch):
+    """The disk fills as the claims page is written."""
+    results = claims_notebook_on(small_disk, monkeypatch)
     page = results / "analysis" / "claims.html"
     real = outputs.write_bytes
 
@@ -287,12 +294,7 @@ def test_analyse_on_a_full_disk_names_the_notebook_and_leaves_none(small_disk, m
     """The disk fills before the claims notebook is executed: one line
     naming the executed notebook, and no empty notebook left behind."""
     import papermill
-    results = small_disk / "exp"
-    copy_gathered(results, ignore=lambda d, names: [
-        n for n in names if n.endswith(".parquet") and n not in ("runs.parquet", "roi.parquet")])
-    sealed.write_index(results, "runs.parquet", pq.read_table(results / "runs.parquet"))
-    monkeypatch.setattr(notebooks, "notebooks",
-                        lambda: [notebooks.NOTEBOOKS / "claims.ipynb"])
+    results = claims_notebook_on(small_disk, monkeypatch)
     real = papermill.execute_notebook
 
     def fill_then_execute(*args, **kwargs):
