@@ -66,12 +66,12 @@ def measure(run_dir: Path, symbols) -> dict:
 def run(tmp: Path, name: str, mode: str, quantum: int | None, interleave: str | None,
         symbols) -> dict:
     spec = tmp / f"interleaving-{name}.toml"
-    spec.write_text(f'description = "interleaving"\nvariants = ["baseline"]\n'
-                    f'systems = ["skylake-4core"]\nmode = "{mode}"\n'
+    spec.write_text('description = "interleaving"\nvariants = ["baseline"]\n'
+                    'systems = ["skylake-4core"]\n'
+                    'workloads = [{ name = "cachebench", scale = "smoke" }]\n'
+                    f'[qemu]\nmode = "{mode}"\nplugin = "hotline-cache"\n'
                     + (f"quantum = {quantum}\n" if quantum is not None else "")
-                    + (f'interleave = "{interleave}"\n' if interleave else "")
-                    + 'plugin = "hotline-cache"\n'
-                    'workloads = [{ name = "cachebench", scale = "smoke" }]\n')
+                    + (f'interleave = "{interleave}"\n' if interleave else ""))
     began = time.monotonic()
     (result,) = run_experiment(spec, rerun=True)
     if result.failure:

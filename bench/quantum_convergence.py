@@ -86,6 +86,7 @@ def main() -> None:
         for quantum, interleave in [(0, "turn"),
                                     *((q, i) for q in args.quanta for i in args.interleave)]:
             spec = tmp / f"convergence-{quantum}-{interleave}.toml"
+            # The spec ends with its [qemu] table, which these join.
             spec.write_text(SPEC.read_text() + f'quantum = {quantum}\n'
                             + (f'interleave = "{interleave}"\n' if quantum else ""))
             began = time.monotonic()

@@ -135,8 +135,9 @@ def test_deterministic_mode_repeats_the_region_of_interest_exactly(tmp_path, mon
     for plugin, output in (("roi-count", "roi-count.out"), ("hotline-cache", "misses.parquet")):
         spec = tmp_path / f"{plugin}.toml"
         spec.write_text('description = "determinism"\nvariants = ["baseline"]\n'
-                        f'systems = ["skylake-4core"]\nplugin = "{plugin}"\n'
-                        'workloads = [{ name = "forkstorm", scale = "smoke" }]\n')
+                        'systems = ["skylake-4core"]\n'
+                        'workloads = [{ name = "forkstorm", scale = "smoke" }]\n'
+                        f'[qemu]\nplugin = "{plugin}"\n')
         outputs[plugin] = []
         for _ in range(2):
             (result,) = run_experiment(spec, rerun=True)

@@ -23,6 +23,8 @@ SPEC = """description = "cache plugin on cachebench"
 variants = ["baseline"]
 systems = ["skylake-4core"]
 workloads = [{ name = "cachebench", scale = "smoke" }]
+
+[qemu]
 plugin = "hotline-cache"
 """
 TABLES = ("misses", "instructions", "coherence", "rapw", "roi")

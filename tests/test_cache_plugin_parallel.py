@@ -20,6 +20,8 @@ SPEC = """description = "cache plugin in parallel mode"
 variants = ["baseline"]
 systems = ["skylake-4core"]
 workloads = [{ name = "WORKLOAD", scale = "smoke" }]
+
+[qemu]
 mode = "parallel"
 plugin = "hotline-cache"
 """

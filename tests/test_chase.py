@@ -27,6 +27,8 @@ SPEC = f"""description = "the pointer chase on the cache model"
 variants = ["baseline"]
 systems = ["pentium3-4way"]
 workloads = [{{ name = "cachebench", scale = "smoke", params = {{ chase_steps = {STEPS} }} }}]
+
+[qemu]
 plugin = "hotline-cache"
 """
 

@@ -1159,7 +1159,7 @@ def test_the_seed_scale_c5_runs_are_those_c5_needs_without_the_model():
         {(r.variant, r.workload, r.system, r.scale) for r in whole}
     for need in CLAIMS["C5"].needs:
         assert covered(need, runs, None) == set(need.variants), need
-    assert spec.plugin != "hotline-cache"
+    assert spec.qemu.plugin != "hotline-cache"
 
 
 @pytest.mark.parametrize("spec", ["claims-seed", "claims-lru-replacement",

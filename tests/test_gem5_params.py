@@ -248,9 +248,9 @@ def write_spec(tmp_path, text: str) -> Path:
 def test_spec_gem5_needs_disk_root(tmp_path):
     with pytest.raises(HotlineError, match='root = "disk"'):
         load_spec(write_spec(tmp_path, 'backend = "gem5"\n'))
-    with pytest.raises(HotlineError, match="QEMU plugin"):
+    with pytest.raises(HotlineError, match="key 'qemu': the settings of backend \"qemu\""):
         load_spec(write_spec(
-            tmp_path, 'backend = "gem5"\nroot = "disk"\nplugin = "roi-count"\n'))
+            tmp_path, 'backend = "gem5"\nroot = "disk"\n[qemu]\nplugin = "roi-count"\n'))
     assert load_spec(write_spec(tmp_path, 'backend = "gem5"\nroot = "disk"\n'))
 
 

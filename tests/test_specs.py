@@ -40,7 +40,7 @@ def test_every_shipped_spec_is_valid():
 
 def test_good_spec_defaults(tmp_path):
     spec = specs.load_experiment(write(tmp_path, GOOD))
-    assert spec.mode == "deterministic"
+    assert spec.qemu.mode == "deterministic"
     assert spec.backend == "qemu"
     assert spec.repeats == 1
 
@@ -84,8 +84,19 @@ def test_unknown_workload_scale_and_parameter(tmp_path):
 
 
 def test_bad_mode_and_toml(tmp_path):
-    assert "mode" in reject(tmp_path, GOOD + 'mode = "fast"\n')
+    assert "key 'qemu.mode'" in reject(tmp_path, GOOD + '[qemu]\nmode = "fast"\n')
     assert "not valid TOML" in reject(tmp_path, GOOD + "variants = [\n")
+
+
+@pytest.mark.parametrize("line", ['mode = "parallel"', 'plugin = "hotline-cache"', "quantum = 0",
+                                  'interleave = "turn"'])
+def test_a_qemu_setting_outside_its_table_says_where_it_goes(tmp_path, line):
+    key, value = (part.strip() for part in line.split("="))
+    message = reject(tmp_path, GOOD + line + "\n")
+    assert message == (f"{tmp_path / 'exp.toml'}: key '{key}': a setting of the QEMU backend, in "
+                       f"its table: write it under [qemu] (`[qemu]` then `{key} = {value}`)")
+    spec = specs.load_experiment(write(tmp_path, GOOD + "[qemu]\n" + line + "\n"))
+    assert str(getattr(spec.qemu, key)) == value.strip('"')
 
 
 SYSTEM = """
@@ -189,6 +200,12 @@ def test_an_included_spec_is_the_base_and_the_including_keys_win(tmp_path):
                                        'description = "bigger"\n'))
     assert (spec.description, spec.scale, spec.repeats) == ("bigger", "smoke", 2)
     assert spec.workloads[0].scale == "smoke"
+
+
+def test_an_including_spec_changes_only_the_qemu_settings_it_gives(tmp_path):
+    write(tmp_path, GOOD + '[qemu]\nplugin = "hotline-cache"\nquantum = 1000\n', "base.toml")
+    spec = specs.load_experiment(write(tmp_path, 'include = "base.toml"\n[qemu]\nquantum = 0\n'))
+    assert (spec.qemu.plugin, spec.qemu.quantum) == ("hotline-cache", 0)
 
 
 @pytest.mark.parametrize("base, include, what", [

@@ -93,7 +93,7 @@ def test_plan_names_builds_runs_and_resources(sandbox):
 
 
 def test_plan_of_a_parallel_sweep_with_a_plugin(sandbox):
-    sandbox.write_text(SPEC + 'mode = "parallel"\nplugin = "hotline-cache"\n')
+    sandbox.write_text(SPEC + '[qemu]\nmode = "parallel"\nplugin = "hotline-cache"\n')
     sweep = load_sweep(sandbox)
     assert all(r.threads == 4 for r in sweep.runs)  # multi-threaded TCG: one per vCPU
     assert sweep.tool.endswith("/hotline-cache.so") and sweep.tool_label == "plugin hotline-cache"
@@ -295,7 +295,7 @@ def test_rerun_and_changed_conditions(sandbox, monkeypatch):
     # Another mode is another condition of every run: the steps run, and
     # simulate anew (the key, the stand-in's too, holds the mode); no run
     # is taken for failed on the way.
-    sandbox.write_text(SPEC + 'repeats = 1\nmode = "parallel"\n')
+    sandbox.write_text(SPEC + 'repeats = 1\n[qemu]\nmode = "parallel"\n')
     before = time.time()
     assert engine.run_sweep(sandbox, jobs=2) == 0
     assert sorted(w[1] for w in journal(sandbox) if float(w[0]) >= before) == \

@@ -184,24 +184,32 @@ MAX_RUNS = 10_000
 MAX_QUANTUM = 10**9
 
 
-class ExperimentSpec(Strict):
-    description: str
-    backend: Literal[BACKENDS] = "qemu"
+class QemuRun(Strict):
+    """How the QEMU backend runs an experiment's guests (`[qemu]`)."""
     mode: Literal["deterministic", "parallel"] = "deterministic"
-    # Deterministic mode on QEMU with hotline-cache: at most this many
-    # instructions per vCPU turn; 0: QEMU's own turns, up to the next
-    # virtual-timer deadline.  Unset: the QEMU backend's default
-    # (docs/interleaving.md says how it was chosen).
+    # Deterministic mode with hotline-cache: at most this many instructions
+    # per vCPU turn; 0: QEMU's own turns, up to the next virtual-timer
+    # deadline.  Unset: the QEMU backend's default (docs/interleaving.md
+    # says how it was chosen).
     quantum: int | None = Field(default=None, ge=0, le=MAX_QUANTUM)
     # With a quantum: how the cache model sees the CPUs between two of the
     # quantum's deadlines, "block" woven block by block as CPUs running at
     # once, "turn" turn by turn as QEMU ran them.  Unset: the QEMU
     # backend's default (docs/interleaving.md).
     interleave: Literal["turn", "block"] | None = None
+    # The TCG plugin the runs load (plugins/NAME/), none if unset.
+    plugin: str | None = None
+
+
+class ExperimentSpec(Strict):
+    description: str
+    backend: Literal[BACKENDS] = "qemu"
+    # The settings of one backend, a table named after it; only the table
+    # of the spec's backend may be given (experiment.load_spec).
+    qemu: QemuRun = QemuRun()
     root: Literal["initramfs", "disk"] = "initramfs"
     repeats: int = Field(default=1, ge=1, le=MAX_REPEATS)
     timeout_s: int = Field(default=1800, gt=0)
-    plugin: str | None = None
     # The scale of every workload that names none, so that one matrix can
     # be run at two scales (an experiment that includes another and sets
     # its own scale).
@@ -367,7 +375,7 @@ def _experiment_table(path: Path) -> dict:
         load_experiment(included)
     except HotlineError as e:
         raise HotlineError(f"{path}: key 'include': {e}") from None
-    return {**tomlfile.read(included), **table}
+    return _merged(tomlfile.read(included), table)
 
 
 def load_experiment(path: Path) -> ExperimentSpec:
@@ -377,7 +385,18 @@ def load_experiment(path: Path) -> ExperimentSpec:
     cannot run is the backend's to say: experiment.load_spec() asks it."""
     # The file's name is the experiment's, and names its results folder.
     names.check(Path(path).stem, f"{path}: the experiment's name (its file name)")
-    spec = tomlfile.validate(path, _experiment_table(path), ExperimentSpec)
+    table = _experiment_table(path)
+    for key in QemuRun.model_fields:
+        if key in table:
+            raise HotlineError(f"{path}: key '{key}': a setting of the QEMU backend, in its "
+                               f"table: write it under [qemu] (`[qemu]` then "
+                               f"`{key} = {tomlfile.toml_value(table[key])}`)")
+    spec = tomlfile.validate(path, table, ExperimentSpec)
+    for other in sorted(set(BACKENDS) & ExperimentSpec.model_fields.keys() - {spec.backend}):
+        if other in spec.model_fields_set:
+            raise HotlineError(f"{path}: key '{other}': the settings of backend \"{other}\", "
+                               f"but the experiment runs on backend \"{spec.backend}\": remove "
+                               f"the [{other}] table")
     # Counted before each name is looked up, which takes long for many.
     runs = sum(len(g.variants) * len(g.systems) * len(g.workloads) for g in spec.groups()) \
         * spec.repeats

@@ -21,13 +21,13 @@ def run_conditions(run: PlannedRun, spec: specs.ExperimentSpec,
     """The part of a run's inputs known before anything is built: all but the
     kernel, the guest image and the plugin (which the sweep workflow tracks
     by their cache keys)."""
+    backend = simulate.get_backend(spec.backend)
     return {
         "system": {"name": run.system, "sha256": hash_file(specs.system_path(run.system)),
                    "spec": system.model_dump()},
         "workload": {"name": run.workload, "scale": run.scale, "params": dict(run.params)},
-        "backend": {"name": spec.backend, "mode": spec.mode,
-                    **simulate.get_backend(spec.backend).settings(spec, system, run.repeat),
-                    **simulate.get_backend(spec.backend).identity()},
+        "backend": {"name": spec.backend, "mode": backend.mode(spec),
+                    **backend.settings(spec, system, run.repeat), **backend.identity()},
         "root": spec.root,
         "kernel_command_line": command_line(run, spec),
         "repeat": run.repeat,

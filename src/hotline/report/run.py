@@ -65,7 +65,7 @@ def read_run(run_dir: Path, tables: tuple[str, ...] = ("misses",)) -> run_record
                                f"exact run: ./hotline annotate EXACT_RUN FUNCTION --sampled "
                                f"{run_dir}")
         raise HotlineError(f"{run_dir} has no results tables: the report needs a run made "
-                           "with plugin = \"hotline-cache\"")
+                           "with [qemu] plugin = \"hotline-cache\"")
     if missing := [t for t in tables if t not in made]:
         raise HotlineError(f"{run_dir} has no {missing[0]} table: give a run that made one")
     return manifest

@@ -9,6 +9,8 @@ a backend is chosen by the name an experiment spec gives.  The experiment
                            this backend cannot run (a one-line HotlineError)
   check(spec, path)        before anything is built: what else it needs
                            (its binary, machines it can build)
+  mode(spec)               how it runs the guest's CPUs: "deterministic"
+                           (the same run from the same inputs) or "parallel"
   identity()               what names it in a run's conditions and key (its
                            version, its configuration)
   settings(spec, system, repeat)
@@ -106,6 +108,11 @@ class Backend(ABC):
     @abstractmethod
     def check(self, spec: "ExperimentSpec", path: Path) -> None:
         """What else a run needs, checked before anything is built."""
+
+    def mode(self, spec: "ExperimentSpec") -> str:
+        """How the simulator runs the guest's CPUs: "deterministic" (a run
+        is the same from the same inputs) or "parallel" (host threads)."""
+        return "deterministic"
 
     @abstractmethod
     def identity(self) -> dict:

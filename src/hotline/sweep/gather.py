@@ -58,7 +58,7 @@ def index(spec_path: Path, out_dir: Path) -> pd.DataFrame:
         rows.append({
             "run_id": run.run_id, "variant": run.variant, "workload": run.workload,
             "scale": run.scale, "params": json.dumps(dict(run.params), sort_keys=True),
-            "system": run.system, "repeat": run.repeat, "mode": spec.mode,
+            "system": run.system, "repeat": run.repeat, "mode": backend.mode(spec),
             # The vCPU turns' bound, the repeat's phase (0: none) and how the
             # model saw the turns (docs/specs.md).
             "quantum": recorded("quantum"), "phase": recorded("phase"),

@@ -26,21 +26,10 @@ class Gem5(Backend):
     models_store_forwarding = True
 
     def check_spec(self, spec, path: Path) -> None:
-        # gem5's X86Board boots from the IDE disk and runs no QEMU plugin.
+        # gem5's X86Board boots from the IDE disk.
         if spec.root != "disk":
             raise HotlineError(f"{path}: key 'root': backend \"gem5\" boots from the disk "
                                "image: set root = \"disk\"")
-        if spec.plugin is not None:
-            raise HotlineError(f"{path}: key 'plugin': plugin is a QEMU plugin; backend "
-                               "\"gem5\" takes none")
-        for key in ("quantum", "interleave"):
-            if getattr(spec, key) is not None:
-                raise HotlineError(f"{path}: key '{key}': orders QEMU's vCPU turns; gem5's "
-                                   "cores run cycle by cycle: remove it")
-        if spec.mode != "deterministic":
-            raise HotlineError(f"{path}: key 'mode': \"{spec.mode}\" is a QEMU mode (its "
-                               "threads); gem5 simulates every core on one thread, "
-                               "deterministically: remove it")
 
     def check(self, spec, path: Path) -> None:
         simulator.check_experiment(spec, path)

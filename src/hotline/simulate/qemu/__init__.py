@@ -37,7 +37,7 @@ DEFAULT_INTERLEAVE = "block"
 def _turns_bounded(spec) -> bool:
     """Whether the spec's runs can have bounded turns: the timer lives in
     hotline-cache, and only round-robin TCG takes turns."""
-    return spec.mode == "deterministic" and spec.plugin == "hotline-cache"
+    return spec.qemu.mode == "deterministic" and spec.qemu.plugin == "hotline-cache"
 
 
 def _golden_step(n: int) -> int:
@@ -62,15 +62,16 @@ class Qemu(Backend):
     models_store_forwarding = False
 
     def check_spec(self, spec, path: Path) -> None:
-        if spec.plugin is not None and spec.plugin not in plugins.available_plugins():
-            raise HotlineError(f"{path}: key 'plugin': unknown plugin '{spec.plugin}'; "
+        run = spec.qemu
+        if run.plugin is not None and run.plugin not in plugins.available_plugins():
+            raise HotlineError(f"{path}: key 'qemu.plugin': unknown plugin '{run.plugin}'; "
                                f"available: {', '.join(plugins.available_plugins())}")
-        if spec.quantum is not None and not _turns_bounded(spec):
-            raise HotlineError(f"{path}: key 'quantum': bounds the vCPU turns of deterministic "
-                               "mode, through the hotline-cache plugin: set mode = "
+        if run.quantum is not None and not _turns_bounded(spec):
+            raise HotlineError(f"{path}: key 'qemu.quantum': bounds the vCPU turns of "
+                               "deterministic mode, through the hotline-cache plugin: set mode = "
                                "\"deterministic\" and plugin = \"hotline-cache\", or remove it")
-        if spec.interleave == "block" and not self.quantum(spec):
-            raise HotlineError(f"{path}: key 'interleave': \"block\" weaves the turns of a "
+        if run.interleave == "block" and not self.quantum(spec):
+            raise HotlineError(f"{path}: key 'qemu.interleave': \"block\" weaves the turns of a "
                                "quantum: set a quantum above 0 (deterministic mode, plugin = "
                                "\"hotline-cache\"), or remove it")
 
@@ -88,6 +89,9 @@ class Qemu(Backend):
     def check(self, spec, path: Path) -> None:
         pass
 
+    def mode(self, spec) -> str:
+        return spec.qemu.mode
+
     def settings(self, spec, system, repeat: int) -> dict:
         # Each only if set, so that runs without it keep the key they had.
         quantum, phase = self.quantum(spec), self.phase(spec, system, repeat)
@@ -97,7 +101,7 @@ class Qemu(Backend):
                 **({"interleave": interleave} if interleave != "turn" else {})}
 
     def perturbation(self, spec) -> str | None:
-        if spec.mode == "parallel":
+        if spec.qemu.mode == "parallel":
             return "the host's thread timing (not repeatable)"
         if self.quantum(spec):
             return "the phase of the vCPU turns (the repeat's phase in its record)"
@@ -108,7 +112,7 @@ class Qemu(Backend):
         """Instructions per vCPU turn as the run will have them; 0: QEMU's own."""
         if not _turns_bounded(spec):
             return 0
-        return DEFAULT_QUANTUM if spec.quantum is None else spec.quantum
+        return DEFAULT_QUANTUM if spec.qemu.quantum is None else spec.qemu.quantum
 
     @classmethod
     def interleave(cls, spec) -> str:
@@ -117,7 +121,7 @@ class Qemu(Backend):
         quantum's."""
         if not cls.quantum(spec):
             return "turn"
-        return spec.interleave or DEFAULT_INTERLEAVE
+        return spec.qemu.interleave or DEFAULT_INTERLEAVE
 
     @classmethod
     def phase(cls, spec, system, repeat: int) -> int:
@@ -144,10 +148,10 @@ class Qemu(Backend):
         return {"version": simulator.qemu_version(), "gem5_config": None}
 
     def planned_tool(self, spec) -> plugins.Plugin | None:
-        return plugins.planned_plugin(spec.plugin) if spec.plugin else None
+        return plugins.planned_plugin(spec.qemu.plugin) if spec.qemu.plugin else None
 
     def build_tool(self, spec) -> plugins.Plugin | None:
-        return plugins.build_plugin(spec.plugin) if spec.plugin else None
+        return plugins.build_plugin(spec.qemu.plugin) if spec.qemu.plugin else None
 
     # A run's record leaves out a setting at its default, so that runs made
     # before the setting existed keep their keys (settings()).
@@ -159,10 +163,10 @@ class Qemu(Backend):
     def threads(self, spec, system) -> int:
         # Round-robin TCG runs every vCPU on one thread; multi-threaded TCG
         # one thread per vCPU.
-        return system.cpus if spec.mode == "parallel" else 1
+        return system.cpus if spec.qemu.mode == "parallel" else 1
 
     def memory_mib(self, spec, system) -> int:
-        if spec.plugin == "hotline-cache":
+        if spec.qemu.plugin == "hotline-cache":
             return system.memory_mib + CACHE_TABLES_OVERHEAD_MIB
         return system.memory_mib + QEMU_OVERHEAD_MIB
 
@@ -187,17 +191,17 @@ class Qemu(Backend):
                                          scratch.size_mib(job.params)) if scratch else ()
         cmd = simulator.command(
             bzimage=job.kernel.bzimage, image=job.image, root=spec.root, cpus=system.cpus,
-            memory_mib=system.memory_mib, cpu_model=system.qemu.cpu_model, mode=spec.mode,
+            memory_mib=system.memory_mib, cpu_model=system.qemu.cpu_model, mode=spec.qemu.mode,
             append=job.append, serial_log=Path(guest_log.FILE),
             plugin_args=(plugin.qemu_argument(
                 Path(f"{plugin.name}.out"),
-                plugins.plugin_options(plugin.name, system, job.kernel.directory, spec.mode,
+                plugins.plugin_options(plugin.name, system, job.kernel.directory, spec.qemu.mode,
                                        quantum, phase, interleave)),)
             if plugin else (), scratch_disks=disks)
         turns = (f", turns of at most {quantum} instructions" if quantum else "") + \
                 (f" at phase {phase}" if phase else "") + \
                 (", woven block by block" if interleave == "block" else "")
-        say(f"run {job.run_id}: booting {system.cpus} vCPUs ({spec.mode} mode{turns})")
+        say(f"run {job.run_id}: booting {system.cpus} vCPUs ({spec.qemu.mode} mode{turns})")
         try:
             return simulator.run(cmd, work, cpus=system.cpus, workloads=[job.workload],
                                  timeout_s=spec.timeout_s, label=f"run {job.run_id}")
