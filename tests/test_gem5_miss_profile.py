@@ -2,7 +2,7 @@
 host reads it, on tables written by hand: the raw frame and the coherence
 misses by thief that attribution takes, with data addresses reduced as the
 QEMU plugin reduces them and ticks turned into the core's cycles.  The
-extension's counting inside gem5 is tests/test_gem5_misses.py's."""
+extension's counting inside gem5 is tests/test_gem5_run.py's."""
 
 import pytest
 
@@ -14,9 +14,9 @@ VMEMMAP = 0xFFFFEA0000000000
 PHYSICAL = PhysicalMap((), page_offset_base=0xFFFF888000000000, vmemmap_base=VMEMMAP,
                        struct_page_size=64)
 K1, K2 = 0xFFFFFFFF81100000, 0xFFFFFFFF81100040     # kernel instructions
-HEADER = ("# hotline miss profile 1: region_ticks=5000000 tick_frequency=1000000000000 "
+HEADER = ("# hotline miss profile 2: region_ticks=5000000 tick_frequency=1000000000000 "
           "line_bytes=64 mshr_hits={mshr} without_pc=7 uncacheable=0 "
-          "unexplained_invalidations=1 unfilled=0\n"
+          "unexplained_invalidations=1 own_l2_upgrades=2 deferred_writes=5 unfilled=0\n"
           "cpu,level,pc,kind,vaddr,cause,thief_cpu,thief_pc,count,ticks\n")
 
 
@@ -60,7 +60,8 @@ def test_rows_become_the_raw_frame_and_the_thieves(tmp_path):
                for r in stolen.itertuples()}
     assert thieves == {(0, K1, VMEMMAP, 1, K2): 5, (0, K1, VMEMMAP, 2, K2): 1}
     assert summary == {"misses": 21 + 2, "mshr_hits": 7, "without_pc": 14, "uncacheable": 0,
-                       "unexplained_invalidations": 2, "unfilled": 0}
+                       "unexplained_invalidations": 2, "own_l2_upgrades": 4,
+                       "deferred_writes": 10, "unfilled": 0}
 
 
 def test_no_regions_give_empty_frames():
@@ -70,7 +71,9 @@ def test_no_regions_give_empty_frames():
 
 @pytest.mark.parametrize("text, says", [
     ("pc,instructions\n1,2\n", "not a hotline miss profile"),
-    ("# hotline miss profile 1: region_ticks=1\ncpu\n", "damaged miss profile ('tick_frequency')"),
+    ("# hotline miss profile 2: region_ticks=1\ncpu\n", "damaged miss profile ('tick_frequency')"),
+    (HEADER.format(mshr=0).replace(" own_l2_upgrades=2", ""),
+     "damaged miss profile ('own_l2_upgrades')"),
     (HEADER.format(mshr=0) + "0,L1D,1,read,0,coherence,1,2,x,3\n", "damaged miss profile"),
     (HEADER.format(mshr=0).replace("thief_pc,", "") + "0,L1D,1,read,0,capacity,-1,1,3\n",
      "rebuild gem5"),
@@ -80,6 +83,18 @@ def test_damaged_tables_are_refused_in_one_line(tmp_path, text, says):
     path = tmp_path / "r0.csv"
     path.write_text(text)
     with pytest.raises(HotlineError, match=says.replace("(", r"\(").replace(")", r"\)")):
+        miss_profile.aggregate([path], PHYSICAL, clock_hz=2e9)
+
+
+def test_a_table_of_the_extensions_first_version_asks_for_a_rebuild(tmp_path):
+    # Its counts and causes follow other rules than this reader's tables.
+    path = tmp_path / "r0.csv"
+    path.write_text("# hotline miss profile 1: region_ticks=5000000 "
+                    "tick_frequency=1000000000000 line_bytes=64 mshr_hits=0 without_pc=0 "
+                    "uncacheable=0 unexplained_invalidations=0 unfilled=0\n"
+                    "cpu,level,pc,kind,vaddr,cause,thief_cpu,thief_pc,count,ticks\n"
+                    f"0,L1D,{K1},read,0,capacity,-1,0,1,10\n")
+    with pytest.raises(HotlineError, match="another version.*rebuild gem5"):
         miss_profile.aggregate([path], PHYSICAL, clock_hz=2e9)
 
 

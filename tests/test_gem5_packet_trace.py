@@ -291,6 +291,38 @@ def test_replay_gives_l1d_misses_their_causes_and_thieves(tmp_path):
     assert (summary.resolved, summary.unresolved) == (14, 0)   # 9 + 1 + 4 data misses
 
 
+def test_a_taken_line_the_shadow_lost_is_capacity(tmp_path):
+    # 2-line L1D.  CPU 0 reads A; CPU 1 writes A while CPU 0 holds it; CPU 0
+    # reads B and C (its shadow loses A), then A: capacity, not coherence.
+    # CPU 0 then reads D; CPU 1 writes C, which CPU 0 holds; CPU 0 reads C:
+    # its shadow [D C] still holds C: coherence.
+    P1, P2, P3, P4, P5 = (0xFFFFFFFF81100000 + 0x10 * i for i in range(5))
+    A, B, C, D = (0x8000000 + 64 * n for n in (1, 2, 3, 4))
+    h = pt.Header("m", 10**12, {})
+    core0 = [req(100, C_["ReadReq"], A, P1), req(300, C_["ReadReq"], B, P2),
+             req(400, C_["ReadReq"], C, P3), req(500, C_["ReadReq"], A, P1),
+             req(600, C_["ReadReq"], D, P5), req(800, C_["ReadReq"], D, P5)]
+    l1d0 = [req(100, C_["ReadSharedReq"], A, P1), req(300, C_["ReadSharedReq"], B, P2),
+            req(400, C_["ReadSharedReq"], C, P3), req(401, C_["CleanEvict"], B),
+            req(500, C_["ReadSharedReq"], A, P1), req(600, C_["ReadSharedReq"], D, P5),
+            req(601, C_["CleanEvict"], A), req(800, C_["ReadSharedReq"], D, P5)]
+    core1 = [req(200, C_["WriteReq"], A, P4), req(700, C_["WriteReq"], D, P4)]
+    l1d1 = [req(200, C_["ReadExReq"], A, P4), req(700, C_["ReadExReq"], D, P4)]
+    files = {}
+    for name, packets in (("core0", core0), ("l1d0", l1d0), ("core1", core1), ("l1d1", l1d1)):
+        files[name] = tmp_path / f"{name}.trc.gz"
+        pt.write_trace(files[name], h, packets)
+    frame, stolen, _ = aggregate([Monitor(0, "L1D", files["l1d0"], None),
+                                  Monitor(1, "L1D", files["l1d1"], None)],
+                                 [(0, 100000)], WITH_VMEMMAP, clock_hz=1e9,
+                                 core_traces={0: files["core0"], 1: files["core1"]},
+                                 l1d_lines=2)
+    got = sorted((r.cpu, r.pc, r.cause, r.count) for r in frame.itertuples(index=False))
+    assert (0, P1, "capacity", 1) in got
+    assert (0, P5, "coherence", 1) in got
+    assert [tuple(r) for r in stolen.itertuples(index=False)] == [(0, P5, VMEMMAP, 1, P4, 1)]
+
+
 def test_without_core_traces_misses_have_no_cause_but_upgrade(tmp_path):
     header = pt.Header("m", 10**12, {})
     path = tmp_path / "l1d.trc.gz"

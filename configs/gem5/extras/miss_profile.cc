@@ -127,6 +127,7 @@ MissProfile::startRegion()
 {
     rows.clear();
     mshrHits = withoutPc = uncacheable = unexplained = 0;
+    ownL2Upgrades = deferredWrites = 0;
     region++;
     regionStart = curTick();
     counting = true;
@@ -157,29 +158,46 @@ MissProfile::settleInvalidation(Tracked &t)
     if (!t.invalidated)
         return;
     t.invalidated = false;
-    Thief thief;
-    if (thiefOf(t, t.invalidatedLine, thief))
-        t.stolen[t.invalidatedLine] = thief;
+    if (t.invalidatedBy.cpu >= 0)
+        t.stolen[t.invalidatedLine] = t.invalidatedBy;
     else if (counting)
         unexplained++;
 }
 
 MissProfile::Cause
-MissProfile::classify(Tracked &t, const CacheAccessProbeArg &arg, Addr line,
+MissProfile::classify(const Tracked &t, bool holdsBlock, Addr line,
                       Thief &thief) const
 {
     // The cache's miss handling leaves a block it holds in place until the
     // response: a miss on a block it holds wants write permission.
-    if (arg.cache.inCache(arg.pkt->getAddr(), arg.pkt->isSecure()))
+    if (holdsBlock)
         return Upgrade;
     if (!t.seen.count(line))
         return Compulsory;
+    // A line the shadow lost would have left whatever the thief did.
+    if (!t.shadow.holds(line))
+        return Capacity;
     auto s = t.stolen.find(line);
-    if (s != t.stolen.end()) {
-        thief = s->second;
-        return Coherence;
-    }
-    return t.shadow.holds(line) ? Conflict : Capacity;
+    if (s == t.stolen.end())
+        return Conflict;
+    thief = s->second;
+    return Coherence;
+}
+
+MissProfile::Key
+MissProfile::keyOf(const Tracked &t, const PacketPtr pkt, Cause cause,
+                   const Thief &thief) const
+{
+    const RequestPtr &req = pkt->req;
+    const Kind kind = req->isInstFetch() ? Fetch
+                    : req->isLockedRMW() ? Rmw
+                    : wantsWritable(pkt) || pkt->isWrite() ? Write
+                    : Read;
+    const Addr pc = req->getPC();
+    const Addr vaddr = kind == Fetch || pc < userSpaceEnd ||
+                       !req->hasVaddr() ? 0 : req->getVaddr();
+    return Key{int16_t(t.cpu), t.level, kind, cause, pc, vaddr, thief.cpu,
+               thief.pc};
 }
 
 void
@@ -197,6 +215,12 @@ MissProfile::access(Tracked &t, const CacheAccessProbeArg &arg, bool hit)
         uncacheable += counting;
         return;
     }
+    // An L2 access with an instruction that needs the line writable comes
+    // from the core's L1D (fetches never need it; page-table walks have no
+    // instruction).
+    if (t.level == L2 && req->hasPC() && !req->isInstFetch() &&
+        wantsWritable(pkt))
+        writableFromL1D(tracked[t.cpu], pkt, line, hit);
     if (!hit) {
         auto in = t.inFlight.find(line);
         if (in != t.inFlight.end()) {
@@ -208,16 +232,10 @@ MissProfile::access(Tracked &t, const CacheAccessProbeArg &arg, bool hit)
                 withoutPc += counting;
             } else if (counting) {
                 Thief thief{-1, 0};
-                const Cause cause = classify(t, arg, line, thief);
-                const Kind kind = req->isInstFetch() ? Fetch
-                                : req->isLockedRMW() ? Rmw
-                                : wantsWritable(pkt) || pkt->isWrite() ? Write
-                                : Read;
-                const Addr pc = req->getPC();
-                const Addr vaddr = kind == Fetch || pc < userSpaceEnd ||
-                                   !req->hasVaddr() ? 0 : req->getVaddr();
-                f.key = Key{int16_t(t.cpu), t.level, kind, cause, pc, vaddr,
-                            thief.cpu, thief.pc};
+                const Cause cause = classify(
+                    t, arg.cache.inCache(pkt->getAddr(), pkt->isSecure()),
+                    line, thief);
+                f.key = keyOf(t, pkt, cause, thief);
                 f.counted = true;
                 rows[f.key].count++;
             }
@@ -230,6 +248,48 @@ MissProfile::access(Tracked &t, const CacheAccessProbeArg &arg, bool hit)
     }
     t.shadow.touch(line);
     t.seen.insert(line);
+}
+
+void
+MissProfile::writableFromL1D(Tracked &l1d, const PacketPtr pkt, Addr line,
+                             bool l2Hit)
+{
+    settleInvalidation(l1d);
+    auto in = l1d.inFlight.find(line);
+    if (in != l1d.inFlight.end()) {
+        // The L1D's own miss.  An upgrade its L2 grants is not an L1D miss:
+        // its row is taken back, if it is in the region under way.
+        InFlight &f = in->second;
+        if (l2Hit && f.counted && f.key.cause == Upgrade && counting &&
+            f.region == region) {
+            auto row = rows.find(f.key);
+            if (--row->second.count == 0)
+                rows.erase(row);
+            f.counted = false;
+            ownL2Upgrades++;
+        }
+        return;
+    }
+    // No miss in flight: the L1D's MSHR sends a deferred write again, as
+    // it does once the read the write joined has filled the line without
+    // write permission.  It is a miss of the L1D from now (the time it
+    // spent from the L1D to the L2 is not counted), and, needing the line
+    // writable, may take it from another core.
+    deferredWrites += counting;
+    const RequestPtr &req = pkt->req;
+    InFlight f{curTick(), true, req->getPC(), false, region, {}};
+    Thief thief{-1, 0};
+    const Cause cause = classify(
+        l1d, l1d.cache->inCache(pkt->getAddr(), pkt->isSecure()), line,
+        thief);
+    if (cause == Upgrade && l2Hit) {
+        ownL2Upgrades += counting;
+    } else if (counting) {
+        f.key = keyOf(l1d, pkt, cause, thief);
+        f.counted = true;
+        rows[f.key].count++;
+    }
+    l1d.inFlight.emplace(line, f);
 }
 
 void
@@ -251,10 +311,13 @@ void
 MissProfile::dataUpdate(Tracked &t, const CacheDataUpdateProbeArg &arg)
 {
     if (arg.newData.empty()) {
-        // An invalidation: a victim if a new block is written at once.
+        // An invalidation: a victim if a new block is written at once,
+        // else taken by the write whose miss is in flight now.
         settleInvalidation(t);
         t.invalidated = true;
         t.invalidatedLine = lineOf(arg.addr);
+        t.invalidatedBy = {-1, 0};
+        thiefOf(t, t.invalidatedLine, t.invalidatedBy);
     } else if (arg.oldData.empty()) {
         // A new block's first data: the invalidation just before, if any,
         // was its victim's.
@@ -288,10 +351,11 @@ MissProfile::dumpRegion(const std::string &path)
     });
 
     return writeTable(path, [&](std::FILE *out) {
-        std::fprintf(out, "# hotline miss profile 1: region_ticks=%llu "
+        std::fprintf(out, "# hotline miss profile 2: region_ticks=%llu "
                      "tick_frequency=%llu line_bytes=%llu mshr_hits=%llu "
                      "without_pc=%llu uncacheable=%llu "
-                     "unexplained_invalidations=%llu unfilled=%llu\n",
+                     "unexplained_invalidations=%llu own_l2_upgrades=%llu "
+                     "deferred_writes=%llu unfilled=%llu\n",
                      (unsigned long long)(curTick() - regionStart),
                      (unsigned long long)sim_clock::Frequency,
                      (unsigned long long)(lineMask + 1),
@@ -299,6 +363,8 @@ MissProfile::dumpRegion(const std::string &path)
                      (unsigned long long)withoutPc,
                      (unsigned long long)uncacheable,
                      (unsigned long long)unexplained,
+                     (unsigned long long)ownL2Upgrades,
+                     (unsigned long long)deferredWrites,
                      (unsigned long long)unfilled);
         std::fprintf(out, "cpu,level,pc,kind,vaddr,cause,thief_cpu,thief_pc,"
                      "count,ticks\n");

@@ -10,24 +10,42 @@
  * access with an instruction address (page-table walks, write-backs and
  * prefetches have none), not uncacheable, that found no block it could use
  * and no miss to the same line already in flight (those are the MSHR's
- * hits, counted apart).  Its cause, as the QEMU model's (plugins/
- * cachemodel/cachemodel.h) but of gem5's own cache:
+ * hits, counted apart).  The L1D has two exceptions, both counted in the
+ * table's header:
+ *
+ *   deferred writes  a write that joined a read miss in flight, whose fill
+ *       left the line without write permission, is sent below again by the
+ *       L1D's MSHR, with no Miss notification.  It shows as an access of
+ *       the core's L2 that needs the line writable while the L1D has no
+ *       miss in flight for it, and is counted then as the L1D's miss (an
+ *       upgrade if the L1D holds the line), with the write's instruction.
+ *   own-L2 upgrades  a write the core's own L2 grants (the L2 holds the
+ *       line writable while the L1D holds it without permission, a state
+ *       gem5's protocol has and MESI does not) is not a miss of the L1D:
+ *       an L1D upgrade whose request hits in its L2 is taken out of the
+ *       table.
+ *
+ * Each miss has docs/causes.md's cause, as the QEMU model (plugins/
+ * cachemodel/) gives it, in gem5's own cache: the first of these that
+ * applies:
  *
  *   upgrade     a write to a line the cache holds without write permission;
  *   compulsory  the cache's first access to the line;
- *   coherence   the line left this cache through an invalidation while
- *               another core's L1D had a miss in flight that needed the
- *               line writable: that core and its instruction are the thief;
- *   conflict    a fully associative LRU cache of the same size, seeing this
- *               cache's accesses, would hold the line;
- *   capacity    it would not.
+ *   coherence   another core's write invalidated the line in this cache,
+ *               which has not filled it since, and the shadow (below) still
+ *               holds it: the thief is the other core whose L1D had the
+ *               earliest miss in flight needing the line writable when the
+ *               invalidation happened, with its instruction;
+ *   conflict    the shadow holds the line;
+ *   capacity    it does not.
  *
- * An invalidation is an eviction when the cache fills another line at once
- * (gem5 invalidates the victim and then writes the new block, in one call);
- * an invalidation that is neither an eviction nor has a thief (an I/O write,
- * a write whose request gem5 made after its miss, from the MSHR's deferred
- * targets) leaves the line's next miss to capacity or conflict, and is
- * counted in the table's header.
+ * The shadow is a fully associative LRU cache of the cache's size, fed the
+ * cache's accesses.  An invalidation is an eviction when the cache fills
+ * another line at once (gem5 invalidates the victim and then writes the new
+ * block, in one call); an invalidation that is neither an eviction nor has
+ * a thief (an I/O write, a page-table walk setting an accessed or dirty
+ * bit) leaves the line's next miss to capacity or conflict, and is counted
+ * in the table's header.
  *
  * Addresses of user-space instructions' accesses are not kept (0), as the
  * QEMU plugin keeps none; hotline reduces the others as it reduces QEMU's.
@@ -80,7 +98,7 @@ class MissProfile : public ProbeListenerObject
 
     struct Thief
     {
-        int16_t cpu;
+        int16_t cpu;   // -1: none
         Addr pc;
     };
 
@@ -137,18 +155,25 @@ class MissProfile : public ProbeListenerObject
         std::unordered_map<Addr, Thief> stolen;
         std::unordered_map<Addr, InFlight> inFlight;
         /* The line just invalidated, until the next update says whether
-         * it was a victim (a fill follows at once) or taken. */
+         * it was a victim (a fill follows at once) or taken; and the write
+         * that took it, looked for at the invalidation, while that write's
+         * miss is still in flight (its fill would end it). */
         bool invalidated = false;
         Addr invalidatedLine = 0;
+        Thief invalidatedBy{-1, 0};
     };
 
     void access(Tracked &t, const CacheAccessProbeArg &arg, bool hit);
+    void writableFromL1D(Tracked &l1d, const PacketPtr pkt, Addr line,
+                         bool l2Hit);
     void fill(Tracked &t, const CacheAccessProbeArg &arg);
     void dataUpdate(Tracked &t, const CacheDataUpdateProbeArg &arg);
     void settleInvalidation(Tracked &t);
     bool thiefOf(const Tracked &victim, Addr line, Thief &thief) const;
-    Cause classify(Tracked &t, const CacheAccessProbeArg &arg, Addr line,
+    Cause classify(const Tracked &t, bool holdsBlock, Addr line,
                    Thief &thief) const;
+    Key keyOf(const Tracked &t, const PacketPtr pkt, Cause cause,
+              const Thief &thief) const;
     Addr lineOf(Addr addr) const { return addr & ~lineMask; }
 
     const Addr lineMask;
@@ -164,6 +189,8 @@ class MissProfile : public ProbeListenerObject
     uint64_t withoutPc = 0;
     uint64_t uncacheable = 0;
     uint64_t unexplained = 0;
+    uint64_t ownL2Upgrades = 0;
+    uint64_t deferredWrites = 0;
 };
 
 } // namespace hotline

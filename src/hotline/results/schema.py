@@ -16,10 +16,12 @@ misses.parquet, one row per (cpu, instruction, data field, level, cause):
   field        the field of the object ("flags", "_refcount", ...; "+OFFSET"
                inside a symbol; "" when not known)
   level        "L1I", "L1D", "L2", "L3"
-  cause        "compulsory", "capacity", "conflict", "coherence", "upgrade";
-               "" where the backend does not classify the miss (gem5: its
-               L2 misses but upgrades, and every miss of a run without
-               core-side traces)
+  cause        "compulsory", "capacity", "conflict", "coherence", "upgrade"
+               (CAUSES, defined in docs/causes.md); "" where the backend
+               does not classify the miss: gem5 with hotline's extension
+               classifies every L1D and L2 miss; its packet-trace fallback
+               (a gem5 without the extension) only upgrades and, with
+               core-side traces, the L1D's misses
   count        misses
   cycles       modelled stall cycles of these misses: count x the latency of
                whatever served them.  A miss at L1 that hits L2 and a miss at
@@ -124,6 +126,10 @@ TABLES = {"misses": MISSES, "instructions": INSTRUCTIONS, "coherence": COHERENCE
           "roi": ROI, "turns": TURNS, "cycles": CYCLES, "region_cycles": REGION_CYCLES,
           "sampled_cycles": SAMPLED_CYCLES, "code": CODE}
 LEVELS = ("L1I", "L1D", "L2", "L3")
+# The causes of a miss, spelled here only: the cache model's outcome names
+# (plugins/cachemodel/cachemodel.c) and gem5's miss profile's cause names
+# (configs/gem5/extras/miss_profile.cc) are checked against these
+# (tests/test_cause_names.py).
 CAUSES = ("compulsory", "capacity", "conflict", "coherence", "upgrade")
 # What the report calls cause "": a miss the backend did not classify.
 UNKNOWN_CAUSE = "cause unknown"

@@ -15,24 +15,24 @@ causes at the same tick), they give each L1D miss:
 
   the access    the latest access of the same core, PC and line at or before
                 the miss: its address names the field (page->flags, ...)
-  the cause     as the QEMU model (plugins/cachemodel/cachemodel.c) gives it:
+  the cause     as docs/causes.md defines it, the first of these that applies:
     compulsory  the core had not accessed the line before in the replay (the
                 measuring run restores with empty caches, so that is the
                 line's first access since the region's start, not since boot)
+    capacity    the shadow, a fully associative LRU cache with as many lines
+                as the L1D fed the core's accesses, does not hold the line
     coherence   another core's TAKES request came for the line while this
                 core's L1D held it, and this core has not fetched it since;
                 that core and the request's PC are the thief
-    conflict    otherwise, if a fully associative LRU cache with as many
-                lines as the L1D, fed the core's accesses, still holds it
-    capacity    otherwise
+    conflict    otherwise
   An upgrade stays "upgrade".
 
-Where this differs from the QEMU model: the model marks a line stolen while
-the core's L2 holds it; here while the core's L1D holds it (the traces do
-not show every request into the L2: instruction misses and page walks are
-not traced), so a line the L1D had already evicted when it was taken is
-"capacity" or "conflict" here and "coherence" there.  Misses below the L1D
-keep cause "" (upgrades excepted).
+Only a line this L1D held can be taken from it: one the L1D had already
+evicted when another core wrote it is "capacity" or "conflict", whatever
+the core's L2 held.  A CPU without a core trace has no shadow: a line taken
+from its L1D is "coherence" however long ago.  Misses below the L1D keep
+cause "" (upgrades excepted): the traces do not show every request into the
+L2 (instruction misses and page walks are not traced).
 """
 
 import heapq
@@ -66,6 +66,7 @@ class Found:
 @dataclass
 class _Core:
     lines: int                                  # the L1D's, for the shadow
+    traced: bool                                # a core trace feeds the shadow
     seen: set = field(default_factory=set)
     shadow: OrderedDict = field(default_factory=OrderedDict)   # fully associative LRU
     held: set = field(default_factory=set)      # lines in the L1D
@@ -74,12 +75,16 @@ class _Core:
 
     def access(self, pc: int, address: int, line: int, wanted: bool) -> None:
         if wanted:
+            thief = None
             if line not in self.seen:
-                cause, thief = "compulsory", None
+                cause = "compulsory"
+            elif line not in self.shadow:
+                # Lost to the core's own accesses, whatever another core did.
+                cause = "capacity"
             elif line in self.stolen:
                 cause, thief = "coherence", self.stolen[line]
             else:
-                cause, thief = ("conflict" if line in self.shadow else "capacity"), None
+                cause = "conflict"
             self.last[(pc, line)] = Found(address, cause, thief)
         self.seen.add(line)
         self.shadow[line] = None
@@ -97,7 +102,7 @@ def replay(misses: dict[int, dict[tuple, list]], core_traces: dict[int, Path],
     gets its access only: its cause is not the replay's to tell.  CPUs
     without a core trace get no addresses and only coherence causes."""
     cpus = sorted({cpu for cpu, _ in requests} | set(core_traces))
-    cores = {cpu: _Core(l1d_lines) for cpu in cpus}
+    cores = {cpu: _Core(l1d_lines, cpu in core_traces) for cpu in cpus}
     wanted = {cpu: {(pc, line) for _, _, pc, line in misses.get(cpu, {})} for cpu in cpus}
     found: dict[int, dict] = {cpu: {} for cpu in cpus}
     streams = [_stream(path, ACCESS, cpu) for cpu, path in core_traces.items()] + \
@@ -136,7 +141,7 @@ def replay(misses: dict[int, dict[tuple, list]], core_traces: dict[int, Path],
 def _without_access(core: _Core, line: int) -> Found:
     """A miss whose access the core trace did not show (no core trace, or
     an access without a PC): the cause from what the L1D side shows."""
-    if line in core.stolen:
+    if line in core.stolen and (line in core.shadow or not core.traced):
         return Found(None, "coherence", core.stolen[line])
     return Found()
 

@@ -6,9 +6,11 @@ as for every backend.
 
 Each table's first line says what the region held besides the misses (the
 MSHR's hits, misses without an instruction, uncacheable accesses,
-invalidations it could not explain, misses still in flight at the region's
-end); its rows are misses per (cpu, level, pc, kind, the access's virtual
-address, cause, thief), with their count and the ticks from miss to fill.
+invalidations it could not explain, the L1D upgrades the core's own L2
+granted, which are not misses, the deferred writes the L1D sent again,
+which are, misses still in flight at the region's end); its rows are misses
+per (cpu, level, pc, kind, the access's virtual address, cause, thief), with
+their count and the ticks from miss to fill.  The causes are docs/causes.md's.
 """
 
 from pathlib import Path
@@ -16,34 +18,54 @@ from pathlib import Path
 import pandas as pd
 
 from hotline.errors import HotlineError
+from hotline.results import schema
 from hotline.simulate.gem5 import extension_table
 from hotline.simulate.gem5.physical_map import PhysicalMap, data_key
 from hotline.simulate.gem5.trace_misses import RAW, STOLEN
 
-MAGIC = "# hotline miss profile 1:"
+MAGIC = "# hotline miss profile 2:"
+# What every version's first line begins with; a table of another version
+# counts and classifies otherwise.
+FAMILY = "# hotline miss profile "
 COLUMNS = ["cpu", "level", "pc", "kind", "vaddr", "cause", "thief_cpu", "thief_pc", "count",
            "ticks"]
 # The header's counts, summed over the regions into the run's summary.
-COUNTS = ("mshr_hits", "without_pc", "uncacheable", "unexplained_invalidations", "unfilled")
+COUNTS = ("mshr_hits", "without_pc", "uncacheable", "unexplained_invalidations",
+          "own_l2_upgrades", "deferred_writes", "unfilled")
 LEVELS = {"L1D", "L2"}
-KINDS = {"read", "write", "rmw", "fetch"}
-CAUSES = {"compulsory", "capacity", "conflict", "coherence", "upgrade"}
 
 
 def read(path: Path) -> tuple[dict, pd.DataFrame]:
     """One region's table: its header's fields and its rows, refused with
     one line if it is not one."""
-    meta, rows = extension_table.read(
-        path, MAGIC, "miss profile", ("tick_frequency", "line_bytes", *COUNTS), COLUMNS, {
-            "cpu": "int16", "level": "string", "pc": "uint64", "kind": "string",
-            "vaddr": "uint64", "cause": "string", "thief_cpu": "int16", "thief_pc": "uint64",
-            "count": "int64", "ticks": "uint64"})
-    for column, known in (("level", LEVELS), ("kind", KINDS), ("cause", CAUSES)):
+    try:
+        meta, rows = extension_table.read(
+            path, MAGIC, "miss profile", ("tick_frequency", "line_bytes", *COUNTS), COLUMNS, {
+                "cpu": "int16", "level": "string", "pc": "uint64", "kind": "string",
+                "vaddr": "uint64", "cause": "string", "thief_cpu": "int16",
+                "thief_pc": "uint64", "count": "int64", "ticks": "uint64"})
+    except HotlineError:
+        _refuse_another_version(path)
+        raise
+    for column, known in (("level", LEVELS), ("kind", set(schema.KINDS)),
+                          ("cause", set(schema.CAUSES))):
         unknown = set(rows[column].unique()) - known
         if unknown:
             raise HotlineError(f"{path}: unknown {column} {sorted(unknown)[0]!r}; "
                                f"{extension_table.REBUILD}")
     return meta, rows
+
+
+def _refuse_another_version(path: Path) -> None:
+    """Refuses, saying so, a table an extension of another version wrote."""
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(len(MAGIC)).decode("utf-8", "replace")
+    except OSError:
+        return
+    if first.startswith(FAMILY) and not first.startswith(MAGIC):
+        raise HotlineError(f"{path}: a miss profile of another version ({first!r}): "
+                           f"{extension_table.REBUILD}") from None
 
 
 def aggregate(paths: list[Path], physical: PhysicalMap,
