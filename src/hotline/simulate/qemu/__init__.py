@@ -143,9 +143,7 @@ class Qemu(Backend):
         return max(cls.quantum(spec) * system.cpus, 1)
 
     def identity(self) -> dict:
-        # gem5_config: None, as run keys had it before the backends were
-        # packages, so that no QEMU run's key changed.
-        return {"version": simulator.qemu_version(), "gem5_config": None}
+        return {"version": simulator.qemu_version()}
 
     def planned_tool(self, spec) -> plugins.Plugin | None:
         return plugins.planned_plugin(spec.qemu.plugin) if spec.qemu.plugin else None
