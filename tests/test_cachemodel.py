@@ -2,11 +2,15 @@
 out by hand in each test (geometry, then the derivation), and against a
 second, deliberately simple model written here in Python."""
 
+import random
 from collections import Counter
 
+import pandas as pd
 import pytest
 
+from hotline import specs
 from hotline.simulate.qemu.cachemodel import CacheModel
+from hotline.simulate.qemu.cache_tables import raw_misses
 from hotline.errors import HotlineError
 from tests.conftest import require_tools
 
@@ -137,10 +141,31 @@ def test_a_downgraded_line_before_the_last_is_upgraded_when_written_again():
     model.access(0, "store", LINE)
     model.access(1, "load", 0)
     write = model.access(0, "store", 0, pc=7)
-    assert (write.l1, write.l2) == ("upgrade", "not-reached")
+    assert (write.l1, write.l2) == ("upgrade", "upgrade")
     read = model.access(1, "load", 0)
     assert (read.l1, read.stolen_by, read.stolen_by_pc) == ("coherence", 0, 7)
     assert model.check() is None
+
+
+def test_a_line_the_l1d_kept_after_the_l2s_shadow_let_it_go_is_stolen_from_the_l1d():
+    # Core 0 reads line 0 (L1D set 0, L2 set 0), then fetches the first 64
+    # lines of 1-79 that are not in L2 set 0 (all but 16, 32, 48 and 64).
+    # They pass through the L1I and the L2: the L2's 64-line shadow lets line
+    # 0 go, while the L2's set 0 and the L1D keep it, and so does the L1D's
+    # shadow, which saw none of them.  Core 1's write takes it from both
+    # caches.  Core 0's read again: the L1D's shadow still holds it, so a
+    # coherence miss of the L1D; the L2's does not, so a capacity miss of
+    # the L2.  (Hits in the L1D never reach the L2's shadow: whether the L2's
+    # shadow holds a line says nothing of the L1D's mark.)
+    m = small(cores=2)
+    m.access(0, "load", 0)
+    for n in [n for n in range(1, 80) if n % 16][:64]:
+        m.access(0, "ifetch", n * LINE)
+    m.access(1, "store", 0, pc=0x77)
+    again = m.access(0, "load", 0)
+    assert (again.l1, again.l2, again.stolen_by, again.stolen_by_pc) == \
+        ("coherence", "capacity", 1, 0x77)
+    assert m.check() is None
 
 
 def test_a_fetch_of_the_last_fetched_line_is_a_hit_without_a_lookup():
@@ -347,30 +372,46 @@ class ReferenceFullyAssociative:
 
 
 class ReferenceCore:
-    def __init__(self):
-        self.caches = {"l1i": ReferenceCache(1, 2), "l1d": ReferenceCache(1, 2),
-                       "l2": ReferenceCache(4, 4)}
-        self.shadows = {"l1i": ReferenceFullyAssociative(16), "l1d": ReferenceFullyAssociative(16),
-                        "l2": ReferenceFullyAssociative(64)}
+    """One core's caches, each with its shadow and the lines it has seen, and
+    the causes of docs/causes.md, section 1, as they are written there."""
+
+    def __init__(self, l1i=(1, 2), l1d=(1, 2), l2=(4, 4)):
+        """Each cache as (size_kib, assoc); the default is small()'s."""
+        self.caches = {"l1i": ReferenceCache(*l1i), "l1d": ReferenceCache(*l1d),
+                       "l2": ReferenceCache(*l2)}
+        self.shadows = {level: ReferenceFullyAssociative(c.sets * c.assoc)
+                        for level, c in self.caches.items()}
         self.seen = {"l1i": set(), "l1d": set(), "l2": set()}
         self.state = {}       # line: "M", "E" or "S"; absent: Invalid
-        self.stolen = {}      # line: (core, pc)
+        # (line, level): (core, pc) of the first write that took the line from
+        # that cache while it held it, until the cache takes it back.
+        self.stolen = {}
 
     def look(self, level, line):
+        """A demand access of the cache: whether it is the first, and whether
+        the shadow held the line before it."""
         first = line not in self.seen[level]
         self.seen[level].add(line)
         return first, self.shadows[level].access(line)
 
-    def classify(self, first, shadow_hit, line):
+    def classify(self, level, first, shadow_hit, line):
         if first:
             return "compulsory", None
-        if line in self.stolen:
-            return "coherence", self.stolen[line][0]
+        if (line, level) in self.stolen and shadow_hit:
+            return "coherence", self.stolen[line, level][0]
         return ("conflict" if shadow_hit else "capacity"), None
 
-    def drop(self, line):
-        for cache in self.caches.values():
-            cache.drop(line)
+    def fill(self, level, line):
+        """The cache takes the line in: it is no longer stolen from it."""
+        self.stolen.pop((line, level), None)
+        return self.caches[level].insert(line)
+
+    def taken(self, line, writer, pc):
+        """Another core's write takes the line from every cache that holds it."""
+        for level, cache in self.caches.items():
+            if cache.has(line):
+                self.stolen.setdefault((line, level), (writer, pc))
+                cache.drop(line)
         self.state.pop(line, None)
 
 
@@ -379,14 +420,13 @@ class ReferenceModel:
     private L1I/L1D inclusive in a private L2 that carries the MESI state,
     no L3, only modified lines supplied by peers."""
 
-    def __init__(self, cores):
-        self.cores = [ReferenceCore() for _ in range(cores)]
+    def __init__(self, cores, **geometry):
+        self.cores = [ReferenceCore(**geometry) for _ in range(cores)]
 
     def invalidate_others(self, writer, line, pc):
         for i, c in enumerate(self.cores):
             if i != writer and line in c.state:
-                c.drop(line)
-                c.stolen[line] = (writer, pc)
+                c.taken(line, writer, pc)
 
     def access(self, core, kind, line, pc):
         me, write = self.cores[core], kind in ("store", "rmw")
@@ -395,13 +435,17 @@ class ReferenceModel:
         if me.caches[l1].has(line):
             me.caches[l1].touch(line)
             if write and me.state[line] == "S":
+                # The L2 holds it Shared too: the write asks it, an upgrade
+                # at both levels.
+                me.look("l2", line)
+                me.caches["l2"].touch(line)
                 self.invalidate_others(core, line, pc)
                 me.state[line] = "M"
-                return "upgrade", "not-reached", None
+                return "upgrade", "upgrade", None
             if write:
                 me.state[line] = "M"
             return "hit", "not-reached", None
-        out1, stolen_by = me.classify(first, shadow_hit, line)
+        out1, stolen_by = me.classify(l1, first, shadow_hit, line)
         first, shadow_hit = me.look("l2", line)
         if me.caches["l2"].has(line):
             me.caches["l2"].touch(line)
@@ -411,10 +455,9 @@ class ReferenceModel:
                 out2 = "upgrade"
             if write:
                 me.state[line] = "M"
-            me.caches[l1].insert(line)
-            me.stolen.pop(line, None)
+            me.fill(l1, line)
             return out1, out2, stolen_by
-        out2, stolen_by_l2 = me.classify(first, shadow_hit, line)
+        out2, stolen_by_l2 = me.classify("l2", first, shadow_hit, line)
         stolen_by = stolen_by if stolen_by is not None else stolen_by_l2
         peers = [c for i, c in enumerate(self.cores) if i != core and line in c.state]
         if not write:
@@ -422,14 +465,13 @@ class ReferenceModel:
                 c.state[line] = "S"
         else:
             self.invalidate_others(core, line, pc)
-        victim = me.caches["l2"].insert(line)
+        victim = me.fill("l2", line)
         if victim is not None:
             me.caches["l1i"].drop(victim)
             me.caches["l1d"].drop(victim)
             del me.state[victim]
         me.state[line] = "M" if write else "S" if peers else "E"
-        me.caches[l1].insert(line)
-        me.stolen.pop(line, None)
+        me.fill(l1, line)
         return out1, out2, stolen_by
 
 
@@ -472,3 +514,196 @@ FEW_LINES = st.lists(st.tuples(st.integers(0, 3), st.sampled_from(KINDS),
 @given(cores=st.integers(1, 4), accesses=FEW_LINES)
 def test_alternating_lines_agree_with_the_reference_model(cores, accesses):
     agrees_with_the_reference(cores, accesses)
+
+
+# More lines than the L2's 64, and streams long enough to go through them,
+# so that the shadows let lines go while they are marked stolen (the C model
+# then drops the marks; the reference model keeps every mark and asks the
+# shadow).
+MANY_LINES = st.lists(st.tuples(st.integers(0, 3), st.sampled_from(KINDS), st.integers(0, 127)),
+                      min_size=200, max_size=600)
+
+
+@settings(max_examples=100, deadline=None)
+@given(cores=st.integers(2, 4), accesses=MANY_LINES)
+def test_lines_beyond_the_shadows_agree_with_the_reference_model(cores, accesses):
+    agrees_with_the_reference(cores, accesses)
+
+
+def test_a_long_stream_agrees_with_the_reference_model():
+    # Four cores: a fifth of the accesses fetch one of 96 code lines, which
+    # goes through the L2's shadow and not the L1D's; the rest read and write
+    # 12 lines of the core's own, 8 lines all share, or any of 192.  So lines
+    # are taken from caches that hold them, and stay marked while a cache's
+    # shadow holds them, or go with it, the L1D's and the L2's marks apart.
+    rng = random.Random(7)
+    accesses = []
+    for _ in range(20000):
+        core, pick = rng.randrange(4), rng.random()
+        if pick < 0.2:
+            accesses.append((core, "ifetch", 200 + rng.randrange(96)))
+        else:
+            line = (100 + 12 * core + rng.randrange(12) if pick < 0.7 else
+                    rng.randrange(8) if pick < 0.9 else rng.randrange(192))
+            accesses.append((core, rng.choice(["load", "store", "rmw"]), line))
+    agrees_with_the_reference(4, accesses)
+
+
+# ---- docs/causes.md, section 3: the microbenchmarks -----------------------
+#
+# skylake-4core's caches: 64-byte lines, L1D 32 KiB 8-way (64 sets, 512
+# lines), L2 256 KiB 4-way (1024 sets, 4096 lines), an inclusive 8 MiB L3.
+# Page k is lines 64k .. 64k+63: one line in every L1D set, in L2 sets
+# 64(k mod 16) .. 64(k mod 16)+63.  The sweep S, pages 3-18, is 1024 lines,
+# twice the L1D, and puts at most two pages in an L2 set (pages k and k+16),
+# so nothing leaves an L2 in any of them; nor the L3, of 131072 lines.
+
+T, U, V = [0], [1], [2]
+S = list(range(3, 19))
+PAGE_LINES = 64
+
+
+def skylake():
+    """The C model with skylake-4core's caches, and the reference model with
+    its L1s and L2 (the L3 holds every line here, and the reference has none)."""
+    system = specs.load_system("skylake-4core")
+    c = system.caches
+    assert c.line_bytes == LINE
+    level = lambda cache: (cache.size_kib, cache.assoc, cache.latency_cycles)
+    model = CacheModel(cores=system.cpus, line_bytes=c.line_bytes, l1i=level(c.l1i),
+                       l1d=level(c.l1d), l2=level(c.l2), l3=level(c.l3) if c.l3 else None,
+                       inclusion=c.inclusion, memory_latency=system.latency.memory_cycles,
+                       peer_latency=system.latency.cache_to_cache_cycles,
+                       store_buffer_entries=system.store_buffer.entries,
+                       store_buffer_window=system.store_buffer.window_instructions)
+    geometry = {name: (getattr(c, name).size_kib, getattr(c, name).assoc)
+                for name in ("l1i", "l1d", "l2")}
+    return model, ReferenceModel(system.cpus, **geometry)
+
+
+def run_benchmark(steps):
+    """Runs the steps, each (cpu, "load" or "store", pages): one 8-byte access
+    to each line of each page in order, step i's at pc i.  Each access's
+    outcomes and thief are the reference model's too.  Per step, its CPU's
+    (L1D outcomes, L2 outcomes, thieves as {(cpu, step): misses})."""
+    model, reference = skylake()
+    per_step = []
+    for number, (cpu, kind, pages) in enumerate(steps, 1):
+        l1, l2, thieves = Counter(), Counter(), Counter()
+        for line in (page * PAGE_LINES + i for page in pages for i in range(PAGE_LINES)):
+            got = model.access(cpu, kind, line * LINE, pc=number)
+            assert (got.l1, got.l2, got.stolen_by) == \
+                reference.access(cpu, kind, line, number), (number, line)
+            l1[got.l1] += 1
+            l2[got.l2] += 1
+            if got.stolen_by is not None:
+                thieves[got.stolen_by, got.stolen_by_pc] += 1
+        assert model.check() is None, number
+        per_step.append((l1, l2, thieves))
+    return per_step
+
+
+def by_cpu_and_level(steps, outcomes):
+    """The whole run's misses (hits and not-reached left out) per (cpu, level)."""
+    total = {}
+    for (cpu, _, _), (l1, l2, _) in zip(steps, outcomes):
+        for level, counts in (("L1D", l1), ("L2", l2)):
+            for outcome, n in counts.items():
+                if outcome not in ("hit", "not-reached"):
+                    total.setdefault((cpu, level), Counter())[outcome] += n
+    return total
+
+
+def test_benchmark_a_coherence_without_capacity_pressure():
+    # 1: CPU0 reads T, first at both levels.  2: CPU1 writes T, first at
+    # both; CPU0's L1D and L2 held T, and their shadows hold it (64 lines
+    # each): marked at both.  3: CPU0 reads T again: each shadow still holds
+    # it, so a coherence miss at both levels, the thief CPU1 at step 2.
+    steps = [(0, "load", T), (1, "store", T), (0, "load", T)]
+    assert run_benchmark(steps) == [
+        ({"compulsory": 64}, {"compulsory": 64}, {}),
+        ({"compulsory": 64}, {"compulsory": 64}, {}),
+        ({"coherence": 64}, {"coherence": 64}, {(1, 2): 64}),
+    ]
+
+
+def test_benchmark_b_capacity_without_another_core():
+    # 1: T, first at both levels.  2: S, first at both.  3: T again: each L1D
+    # set took 16 newer lines for its 8 ways, and the L1D's 512-line shadow
+    # 1024 newer lines: a capacity miss; the L2 kept T (T and page 16 in its
+    # sets, of four ways): a hit.
+    steps = [(0, "load", T), (0, "load", S), (0, "load", T)]
+    assert run_benchmark(steps) == [
+        ({"compulsory": 64}, {"compulsory": 64}, {}),
+        ({"compulsory": 1024}, {"compulsory": 1024}, {}),
+        ({"capacity": 64}, {"hit": 64}, {}),
+    ]
+
+
+def test_benchmark_c_taken_and_swept_is_capacity_of_the_l1d_coherence_of_the_l2():
+    # The benchmark that tells the rules apart: a mark for the caches that
+    # held the line, and no coherence miss once the cache's shadow let the
+    # line go.
+    #  1: CPU0 reads T and U: first at both levels.
+    #  2: CPU1 writes T: first at both; T leaves CPU0's L1D and L2, both
+    #     marked (both shadows hold T).
+    #  3: CPU0 reads S: first at both.  Each L1D set holds U and seven sweep
+    #     pages when the eighth (page 10) comes: U leaves the L1D, not the
+    #     L2.  The L1D's shadow lets T and U go (1024 newer lines), and T's
+    #     L1D mark with it; the L2's holds all 1152 lines.
+    #  4: CPU0 reads V: first at both.
+    #  5: CPU1 writes U (in CPU0's L2 only: marked there) and V (in CPU0's
+    #     L1D and L2, whose shadows hold it: marked at both).
+    #  6: CPU0 reads V: the L1D's shadow holds V (V and the sweep's last 7
+    #     pages are its 512 lines), coherence at both levels.  Then T and U:
+    #     the L1D's shadow has neither (T's mark went with it, U was never
+    #     marked there), capacity; the L2's holds both, coherence.  The L2's
+    #     coherence misses name the write that took the line from the L2.
+    steps = [(0, "load", T + U), (1, "store", T), (0, "load", S), (0, "load", V),
+             (1, "store", U + V), (0, "load", V), (0, "load", T), (0, "load", U)]
+    outcomes = run_benchmark(steps)
+    assert outcomes == [
+        ({"compulsory": 128}, {"compulsory": 128}, {}),
+        ({"compulsory": 64}, {"compulsory": 64}, {}),
+        ({"compulsory": 1024}, {"compulsory": 1024}, {}),
+        ({"compulsory": 64}, {"compulsory": 64}, {}),
+        ({"compulsory": 128}, {"compulsory": 128}, {}),
+        ({"coherence": 64}, {"coherence": 64}, {(1, 5): 64}),
+        ({"capacity": 64}, {"coherence": 64}, {(1, 2): 64}),
+        ({"capacity": 64}, {"coherence": 64}, {(1, 5): 64}),
+    ]
+    # The doc's whole-run counts (CPU1's L2 besides).
+    assert by_cpu_and_level(steps, outcomes) == {
+        (0, "L1D"): {"compulsory": 1216, "coherence": 64, "capacity": 128},
+        (0, "L2"): {"compulsory": 1216, "coherence": 192},
+        (1, "L1D"): {"compulsory": 192},
+        (1, "L2"): {"compulsory": 192},
+    }
+
+
+def test_benchmark_d_an_upgrade_is_a_miss_of_the_l1d_and_of_the_l2():
+    # 1: CPU0 reads T: first at both, Exclusive.  2: CPU1 reads T: first at
+    # both; both Shared.  3: CPU0 writes T: its L1D and L2 hold T Shared, an
+    # upgrade at both levels; T leaves CPU1's L1D and L2, both marked.
+    # 4: CPU1 reads T: coherence at both levels, the thief CPU0 at step 3.
+    steps = [(0, "load", T), (1, "load", T), (0, "store", T), (1, "load", T)]
+    assert run_benchmark(steps) == [
+        ({"compulsory": 64}, {"compulsory": 64}, {}),
+        ({"compulsory": 64}, {"compulsory": 64}, {}),
+        ({"upgrade": 64}, {"upgrade": 64}, {}),
+        ({"coherence": 64}, {"coherence": 64}, {(0, 3): 64}),
+    ]
+
+
+def test_an_upgrade_becomes_a_miss_row_of_the_l1d_and_of_the_l2():
+    # The results table (cache_tables.raw_misses) from the plugin's miss
+    # record of an upgrade as the model gives it: one row at each level.
+    m = small(cores=2)
+    m.access(0, "load", 0)
+    m.access(1, "load", 0)
+    up = m.access(0, "store", 0, pc=0x40)
+    record = pd.DataFrame({"cpu": [0], "pc": [0x40], "kind": ["write"], "data": [0],
+                           "l1": [up.l1], "l2": [up.l2], "l3": [up.l3], "count": [1],
+                           "cycles": [up.cycles]})
+    rows = raw_misses(record)
+    assert sorted(zip(rows["level"], rows["cause"])) == [("L1D", "upgrade"), ("L2", "upgrade")]

@@ -10,16 +10,20 @@
  *   shadow        per cache, a fully associative LRU cache of the same number
  *                 of lines, which tells conflict misses from capacity misses
  *   seen          per cache, a bitmap of lines ever accessed: compulsory misses
- *   stolen        per core, lines another core's write invalidated, with who
- *                 and which instruction: coherence misses
+ *   stolen        per core, lines another core's write took from its caches,
+ *                 with a bit per cache and who took it from that cache with
+ *                 which instruction: coherence misses
+ *
+ * The causes are those of docs/causes.md, section 1; classify() says how.
  *
  * Threaded (cm_set_threaded), each core's accesses on a thread of their own:
  * an access that hits its core's L1 with the permission it needs (a read:
- * the line is there; a write: also Exclusive or Modified in the core's L2)
- * touches only that core's own structures and takes no lock.  Everything
- * else, everything that moves a line into or out of a private cache or
- * changes another core's state, runs under the model's one lock, in the
- * same order as unthreaded.  Between the two:
+ * the line is there; a write: also Exclusive or Modified in the core's L2),
+ * and whose line the L1's shadow still holds, touches only that core's own
+ * structures and takes no lock.  Everything else, everything that moves a
+ * line into or out of a private cache or a shadow or changes another core's
+ * state, runs under the model's one lock, in the same order as unthreaded.
+ * Between the two:
  *
  *   - The words a lock-free hit reads and another core may change (the
  *     tags of the private caches, the L2's state, the MRU words) are written
@@ -35,6 +39,12 @@
  *     out with an atomic exchange (take_state), and learns from it whether
  *     the line was Modified.  So a line is Modified in at most one core,
  *     and a write that won the race happened before the line went.
+ *   - A lock-free hit moves its line to the front of its L1's shadow: it
+ *     changes the list's links, never the hash table or a node's line.  A
+ *     lock holder taking a line from another core asks that core's shadows
+ *     whether they hold it (invalidate_others), which only the core's own
+ *     locked accesses change.  The stolen marks are read and written under
+ *     the lock only.
  *   - A lock-free hit makes the line its core's MRU line, then reads the
  *     sequence count again: a lock holder that began meanwhile either is
  *     seen (and the hit forgets the MRU line) or sees the new MRU line when
@@ -158,7 +168,21 @@ static uint32_t *shadow_slot(struct shadow *s, uint64_t line)
 	return &s->table[i];
 }
 
-/* Linear-probing deletion by backward shift: no tombstones. */
+static bool shadow_holds(struct shadow *s, uint64_t line)
+{
+	return *shadow_slot(s, line) != 0;
+}
+
+/*
+ * Linear-probing deletion by backward shift, no tombstones: after emptying
+ * slot i, the entry in the next full slot j moves back to i unless its home
+ * slot lies cyclically in (i, j].
+ */
+static bool moves_back(uint32_t home, uint32_t i, uint32_t j)
+{
+	return i <= j ? (home <= i || home > j) : (home <= i && home > j);
+}
+
 static void shadow_unhash(struct shadow *s, uint64_t line)
 {
 	uint32_t i = (uint32_t)(shadow_slot(s, line) - s->table), j = i;
@@ -168,10 +192,7 @@ static void shadow_unhash(struct shadow *s, uint64_t line)
 		j = (j + 1) & s->mask;
 		if (!s->table[j])
 			return;
-		uint32_t home = hash_line(s->nodes[s->table[j] - 1].line, s->mask);
-
-		/* Move j back to i unless its home lies cyclically in (i, j]. */
-		if (i <= j ? (home <= i || home > j) : (home <= i && home > j)) {
+		if (moves_back(hash_line(s->nodes[s->table[j] - 1].line, s->mask), i, j)) {
 			s->table[i] = s->table[j];
 			s->table[j] = 0;
 			i = j;
@@ -214,11 +235,13 @@ static bool shadow_touch(struct shadow *s, uint32_t node, uint64_t line)
 	return true;
 }
 
-/* Accesses the line; true if it was present before. */
-static bool shadow_access(struct shadow *s, uint64_t line)
+/* Accesses the line; true if it was present before.  *left is the line
+ * that made room for it plus one, or 0 if none had to. */
+static bool shadow_access(struct shadow *s, uint64_t line, uint64_t *left)
 {
 	uint32_t *slot = shadow_slot(s, line), n;
 
+	*left = 0;
 	if (*slot) {
 		n = *slot - 1;
 		list_unlink(s, n);
@@ -230,6 +253,7 @@ static bool shadow_access(struct shadow *s, uint64_t line)
 	} else {
 		n = s->tail;
 		list_unlink(s, n);
+		*left = s->nodes[n].line + 1;
 		shadow_unhash(s, s->nodes[n].line);
 		slot = shadow_slot(s, line);
 	}
@@ -258,16 +282,22 @@ struct way {
 	uint32_t node;
 };
 
+/* A core's caches that have stolen marks (struct stolen), by their bit. */
+enum marked { MARKED_L1I, MARKED_L1D, MARKED_L2, NMARKED, UNMARKED = NMARKED };
+
 struct cache {
 	uint32_t sets, assoc, latency;
+	uint32_t marked;	/* enum marked */
 	uint64_t clock;
 	struct way *ways;
 	struct shadow shadow;
 	struct seen seen;
 };
 
-static void cache_init(struct cache *c, const struct cm_cache_config *cfg, uint32_t line_bytes)
+static void cache_init(struct cache *c, const struct cm_cache_config *cfg, uint32_t line_bytes,
+		       enum marked marked)
 {
+	c->marked = marked;
 	c->assoc = cfg->assoc;
 	c->sets = cfg->size_bytes / line_bytes / cfg->assoc;
 	c->latency = cfg->latency;
@@ -341,15 +371,122 @@ static void cache_drop(struct cache *c, uint64_t line)
 		STORE(&w->tag, 0);
 }
 
-/* ---- per core: stolen lines and the store buffer ----------------------- */
+/* ---- stolen: the lines other cores' writes took from a core ------------- */
 
-#define STOLEN_BITS 14		/* direct-mapped; a collision forgets the older */
-
+/*
+ * A line another core's write took from some of this core's caches, for
+ * their coherence misses: a bit per cache (enum marked) and, per cache, the
+ * first write that took the line from it: its core and instruction.  (One
+ * line's marks may come from two writes: the L1I's from one, the L1D's and
+ * L2's from a later one if the L2 took the line back through the L1D in
+ * between.)
+ *
+ * A cache's bit is set only if the cache held the line when it was taken
+ * and its shadow still holds it (otherwise the next miss is capacity or
+ * conflict, classify()); it is cleared when the cache takes the line back,
+ * and when the shadow lets the line go (private_shadow_access): the next
+ * access of the cache to the line is that miss, so nothing can bring the
+ * line back into the shadow first.  So a core has no more marked lines than
+ * its shadows hold lines.  (Each cache's own shadow decides, not the L2's:
+ * an L1's hits never reach the L2, whose shadow may let go of a line the L1
+ * keeps using.)
+ */
 struct stolen {
-	uint64_t tag;		/* line + 1 */
-	uint64_t pc;
-	int16_t by;
+	uint64_t tag;		/* line + 1; 0: an empty slot */
+	uint64_t pc[NMARKED];
+	int16_t by[NMARKED];
+	uint8_t caches;		/* 1 << enum marked for each */
 };
+
+/*
+ * Per core, an open-addressing table of marked lines (linear probing,
+ * deletion by backward shift, as the shadow's), with twice as many slots as
+ * the core's shadows have lines: by the above it never fills (cm_check
+ * counts).  Read and written under the model's lock only.
+ */
+struct stolen_table {
+	uint32_t used, most, mask;
+	struct stolen *slots;
+};
+
+static void stolen_init(struct stolen_table *t, uint32_t most)
+{
+	uint32_t size = 1;
+
+	while (size < 2 * most)
+		size <<= 1;
+	t->used = 0;
+	t->most = most;
+	t->mask = size - 1;
+	t->slots = calloc(size, sizeof(*t->slots));
+}
+
+static struct stolen *stolen_slot(struct stolen_table *t, uint64_t line)
+{
+	uint32_t i = hash_line(line, t->mask);
+
+	while (t->slots[i].tag && t->slots[i].tag != line + 1)
+		i = (i + 1) & t->mask;
+	return &t->slots[i];
+}
+
+/* The line's marks, or NULL.  (Most of the time a core has none.) */
+static struct stolen *stolen_find(struct stolen_table *t, uint64_t line)
+{
+	struct stolen *s;
+
+	if (!t->used)
+		return NULL;
+	s = stolen_slot(t, line);
+	return s->tag ? s : NULL;
+}
+
+/* `by`'s write at `pc` took the line from the caches in `caches`. */
+static void stolen_mark(struct stolen_table *t, uint64_t line, uint8_t caches, int16_t by,
+			uint64_t pc)
+{
+	struct stolen *s = stolen_slot(t, line);
+
+	if (!s->tag) {
+		*s = (struct stolen){ .tag = line + 1 };
+		t->used++;
+	}
+	s->caches |= caches;
+	for (int i = 0; i < NMARKED; i++) {
+		if (caches & 1u << i) {
+			s->by[i] = by;
+			s->pc[i] = pc;
+		}
+	}
+}
+
+/* The caches in `caches` took the line back, or their shadows let it go. */
+static void stolen_clear(struct stolen_table *t, uint64_t line, uint8_t caches)
+{
+	struct stolen *s = stolen_find(t, line);
+	uint32_t i, j;
+
+	if (!s)
+		return;
+	s->caches &= (uint8_t)~caches;
+	if (s->caches)
+		return;
+	t->used--;
+	i = j = (uint32_t)(s - t->slots);
+	t->slots[i].tag = 0;
+	for (;;) {
+		j = (j + 1) & t->mask;
+		if (!t->slots[j].tag)
+			return;
+		if (moves_back(hash_line(t->slots[j].tag - 1, t->mask), i, j)) {
+			t->slots[i] = t->slots[j];
+			t->slots[j].tag = 0;
+			i = j;
+		}
+	}
+}
+
+/* ---- per core: the store buffer ---------------------------------------- */
 
 struct store {
 	uint64_t addr, pc, icount;
@@ -408,7 +545,7 @@ struct core {
 	uint64_t prev[2];
 	struct way *mru_way[2], *prev_way[2];
 	uint32_t mru_node[2], prev_node[2];
-	struct stolen *stolen;
+	struct stolen_table stolen;
 	struct store *stores;	/* ring of store_buffer_entries */
 	uint32_t next_store, stores_used;
 	uint64_t stores_made;	/* ever: the number of the youngest */
@@ -502,15 +639,15 @@ struct cm_model *cm_new(const struct cm_config *cfg)
 	for (uint32_t i = 0; i < cfg->cores; i++) {
 		struct core *c = &m->cores[i];
 
-		cache_init(&c->l1i, &cfg->l1i, cfg->line_bytes);
-		cache_init(&c->l1d, &cfg->l1d, cfg->line_bytes);
-		cache_init(&c->l2, &cfg->l2, cfg->line_bytes);
-		c->stolen = calloc(1u << STOLEN_BITS, sizeof(*c->stolen));
+		cache_init(&c->l1i, &cfg->l1i, cfg->line_bytes, MARKED_L1I);
+		cache_init(&c->l1d, &cfg->l1d, cfg->line_bytes, MARKED_L1D);
+		cache_init(&c->l2, &cfg->l2, cfg->line_bytes, MARKED_L2);
+		stolen_init(&c->stolen, c->l1i.shadow.cap + c->l1d.shadow.cap + c->l2.shadow.cap);
 		c->stores = calloc(cfg->store_buffer_entries, sizeof(*c->stores));
 	}
 	m->has_l3 = cfg->l3.size_bytes != 0;
 	if (m->has_l3)
-		cache_init(&m->l3, &cfg->l3, cfg->line_bytes);
+		cache_init(&m->l3, &cfg->l3, cfg->line_bytes, UNMARKED);
 	return m;
 }
 
@@ -522,7 +659,7 @@ void cm_free(struct cm_model *m)
 		cache_free(&m->cores[i].l1i);
 		cache_free(&m->cores[i].l1d);
 		cache_free(&m->cores[i].l2);
-		free(m->cores[i].stolen);
+		free(m->cores[i].stolen.slots);
 		free(m->cores[i].stores);
 	}
 	if (m->has_l3)
@@ -544,9 +681,24 @@ void cm_paths(const struct cm_model *m, uint32_t core, struct cm_paths *paths)
 
 /* ---- coherence ---------------------------------------------------------- */
 
-static struct stolen *stolen_entry(struct core *c, uint64_t line)
+static struct cache *marked_cache(struct core *c, int marked)
 {
-	return &c->stolen[(line ^ (line >> STOLEN_BITS)) & ((1u << STOLEN_BITS) - 1)];
+	return marked == MARKED_L1I ? &c->l1i : marked == MARKED_L1D ? &c->l1d : &c->l2;
+}
+
+/*
+ * A private cache's shadow sees an access; the line it lets go of to make
+ * room loses its mark for that cache (struct stolen).  Threaded, under the
+ * lock: a lock-free hit only moves a line its shadow holds to the front.
+ */
+static bool private_shadow_access(struct core *c, struct cache *cache, uint64_t line)
+{
+	uint64_t left;
+	bool hit = shadow_access(&cache->shadow, line, &left);
+
+	if (left)
+		stolen_clear(&c->stolen, left - 1, 1u << cache->marked);
+	return hit;
 }
 
 /* A core's MRU word: line + 1, shifted left by one, and the line's Modified
@@ -629,6 +781,21 @@ static void write_back(struct cm_model *m, uint64_t line)
 		w->state = MODIFIED;
 }
 
+/* The caches of core c that hold the line and whose shadows hold it too:
+ * those whose next miss on it is a coherence miss if it is taken now. */
+static uint8_t caches_to_mark(struct core *c, uint64_t line)
+{
+	uint8_t caches = 0;
+
+	for (int i = 0; i < NMARKED; i++) {
+		struct cache *cache = marked_cache(c, i);
+
+		if (cache_find(cache, line) && shadow_holds(&cache->shadow, line))
+			caches |= (uint8_t)(1u << i);
+	}
+	return caches;
+}
+
 /* `writer`'s write at `pc` takes the line from every other core; true if
  * one of them had it Modified. */
 static bool invalidate_others(struct cm_model *m, uint32_t writer, uint64_t line, uint64_t pc)
@@ -637,30 +804,46 @@ static bool invalidate_others(struct cm_model *m, uint32_t writer, uint64_t line
 
 	for (uint32_t i = 0; i < m->cfg.cores; i++) {
 		struct core *c = &m->cores[i];
+		uint8_t caches;
 
 		if (i == writer || !cache_find(&c->l2, line))
 			continue;
+		caches = caches_to_mark(c, line);	/* before they lose it */
 		modified |= drop_private(m, c, line) == MODIFIED;
-		*stolen_entry(c, line) = (struct stolen){ .tag = line + 1, .pc = pc, .by = (int16_t)writer };
+		if (caches)
+			stolen_mark(&c->stolen, line, caches, (int16_t)writer, pc);
 	}
 	return modified;
 }
 
 /* ---- one line ----------------------------------------------------------- */
 
-static uint8_t classify(struct core *c, bool first, bool shadow_hit, uint64_t line,
-			struct cm_result *r)
+/*
+ * A miss of core c's private cache, given whether it is the cache's first
+ * access to the line and whether the cache's shadow held the line: the
+ * first of compulsory, coherence (another core's write took the line from
+ * this cache, which has not taken it back, and the shadow still held it),
+ * conflict (the shadow held it), capacity.  A coherence miss names its
+ * thief in r, unless r is NULL (the L2's, after the L1's coherence miss
+ * named its own).
+ */
+static uint8_t classify(struct core *c, struct cache *cache, bool first, bool shadow_hit,
+			uint64_t line, struct cm_result *r)
 {
-	struct stolen *s = stolen_entry(c, line);
+	struct stolen *s;
 
 	if (first)
 		return CM_COMPULSORY;
-	if (s->tag == line + 1) {
-		r->stolen_by = s->by;
-		r->stolen_by_pc = s->pc;
-		return CM_COHERENCE;
+	if (!shadow_hit)
+		return CM_CAPACITY;
+	s = stolen_find(&c->stolen, line);
+	if (!s || !(s->caches & 1u << cache->marked))
+		return CM_CONFLICT;
+	if (r) {
+		r->stolen_by = s->by[cache->marked];
+		r->stolen_by_pc = s->pc[cache->marked];
 	}
-	return shadow_hit ? CM_CONFLICT : CM_CAPACITY;
+	return CM_COHERENCE;
 }
 
 /* An access to a cache level: its seen bitmap and shadow see every one. */
@@ -669,12 +852,17 @@ struct probe {
 	struct way *way;
 };
 
-static struct probe probe(struct cache *c, uint64_t line)
+/* (owner: the core whose private cache c is, NULL for the L3.) */
+static struct probe probe(struct cache *c, struct core *owner, uint64_t line)
 {
 	struct probe p;
+	uint64_t left;
 
 	p.first = !seen_test_and_set(&c->seen, line);
-	p.shadow_hit = shadow_access(&c->shadow, line);
+	if (owner)
+		p.shadow_hit = private_shadow_access(owner, c, line);
+	else
+		p.shadow_hit = shadow_access(&c->shadow, line, &left);
 	p.way = cache_find(c, line);
 	if (p.way)
 		cache_touch(c, p.way);
@@ -832,8 +1020,11 @@ static inline void access_line(struct cm_model *m, uint32_t core, uint64_t pc, u
  * needs, without the lock (see the top of this file); false, having changed
  * nothing, if it does not or if another core's state changed under it.  What
  * it does on a hit is what the unthreaded path does: the MRU line hits with
- * no change; another line updates the L1's shadow and recency, a write takes
- * an Exclusive line to Modified, and the line becomes the MRU line.
+ * no change; another line moves to the front of the L1's shadow and becomes
+ * the most recent of its set, a write takes an Exclusive line to Modified,
+ * and the line becomes the MRU line.  A hit of a line the shadow has lost
+ * takes the lock: the shadow takes the line back, and the line it lets go
+ * of loses its stolen mark (private_shadow_access).
  */
 static bool hit_unlocked(struct core *me, uint64_t line, uint32_t kind,
 			 struct cm_result *r)
@@ -844,6 +1035,7 @@ static bool hit_unlocked(struct core *me, uint64_t line, uint32_t kind,
 	uint32_t seq = __atomic_load_n(&me->seq, __ATOMIC_ACQUIRE);
 	struct way *w, *mine = NULL;
 	uint8_t state = INVALID;
+	uint32_t node;		/* the line's node in the L1's shadow, + 1 */
 
 	if (seq & 1)
 		return false;
@@ -856,7 +1048,7 @@ static bool hit_unlocked(struct core *me, uint64_t line, uint32_t kind,
 		r->cycles = l1->latency;
 		return true;
 	}
-	if (!(w = cache_find_unlocked(l1, line)))
+	if (!(w = cache_find_unlocked(l1, line)) || !(node = *shadow_slot(&l1->shadow, line)))
 		return false;
 	if (data) {
 		if (!(mine = cache_find_unlocked(&me->l2, line)))
@@ -876,7 +1068,8 @@ static bool hit_unlocked(struct core *me, uint64_t line, uint32_t kind,
 					 __ATOMIC_ACQUIRE))
 		return false;
 	RACE_POINT();
-	shadow_access(&l1->shadow, line);
+	list_unlink(&l1->shadow, node - 1);
+	list_push_head(&l1->shadow, node - 1);
 	cache_touch(l1, w);
 	r->l1 = CM_HIT;
 	r->source = CM_FROM_L1;
@@ -937,7 +1130,7 @@ static struct placed access_line_slow(struct cm_model *m, uint32_t core, uint64_
 	p1.way = cache_find(l1, line);
 	if (p1.way) {
 		p1.shadow_hit = shadow_touch(&l1->shadow, p1.way->node, line) ||
-				shadow_access(&l1->shadow, line);
+				private_shadow_access(me, l1, line);
 		p1.way->node = l1->shadow.head;
 		cache_touch(l1, p1.way);
 		if (!write) {
@@ -948,7 +1141,10 @@ static struct placed access_line_slow(struct cm_model *m, uint32_t core, uint64_
 		}
 		mine = cache_find(&me->l2, line);
 		if (LOAD(&mine->state) == SHARED) {
-			r->l1 = CM_UPGRADE;
+			/* The core holds the line Shared in its L2 too, which the
+			 * write asks for permission: an upgrade of both. */
+			probe(&me->l2, me, line);
+			r->l1 = r->l2 = CM_UPGRADE;
 			invalidate_others(m, core, line, pc);
 			STORE(&mine->state, MODIFIED);
 			set_source(m, r, CM_FROM_L1);
@@ -961,11 +1157,11 @@ static struct placed access_line_slow(struct cm_model *m, uint32_t core, uint64_
 		r->cycles = l1->latency;
 		return (struct placed){ p1.way, mine };
 	}
-	p1.shadow_hit = shadow_access(&l1->shadow, line);
+	p1.shadow_hit = private_shadow_access(me, l1, line);
 	p1.first = !seen_test_and_set(&l1->seen, line);
-	r->l1 = classify(me, p1.first, p1.shadow_hit, line, r);
+	r->l1 = classify(me, l1, p1.first, p1.shadow_hit, line, r);
 
-	p2 = probe(&me->l2, line);
+	p2 = probe(&me->l2, me, line);
 	if (p2.way) {
 		if (write && LOAD(&p2.way->state) == SHARED) {
 			r->l2 = CM_UPGRADE;
@@ -981,10 +1177,11 @@ static struct placed access_line_slow(struct cm_model *m, uint32_t core, uint64_
 		}
 		struct way *in_l1 = fill_l1(l1, line);
 
-		stolen_entry(me, line)->tag = 0;
+		stolen_clear(&me->stolen, line, 1u << l1->marked);
 		return (struct placed){ in_l1, p2.way };
 	}
-	r->l2 = classify(me, p2.first, p2.shadow_hit, line, r);
+	r->l2 = classify(me, &me->l2, p2.first, p2.shadow_hit, line,
+			 r->l1 == CM_COHERENCE ? NULL : r);
 
 	/* Beyond the private caches: who else has the line? */
 	bool peer_modified = false, peers = false;
@@ -1022,7 +1219,7 @@ static struct placed access_line_slow(struct cm_model *m, uint32_t core, uint64_
 	uint8_t source = CM_FROM_MEMORY;
 
 	if (m->has_l3) {
-		p3 = probe(&m->l3, line);
+		p3 = probe(&m->l3, NULL, line);
 		if (p3.way) {
 			r->l3 = CM_HIT;
 			source = CM_FROM_L3;
@@ -1044,7 +1241,7 @@ static struct placed access_line_slow(struct cm_model *m, uint32_t core, uint64_
 
 	at.l2 = fill_l2(m, me, line, write ? MODIFIED : peers ? SHARED : EXCLUSIVE);
 	at.l1 = fill_l1(l1, line);
-	stolen_entry(me, line)->tag = 0;
+	stolen_clear(&me->stolen, line, 1u << l1->marked | 1u << MARKED_L2);
 	return at;
 }
 
@@ -1178,10 +1375,45 @@ static bool in_cache(struct cache *c, uint64_t line)
 	return cache_find(c, line) != NULL;
 }
 
+/* Each mark is for caches that do not hold the line and whose shadows do
+ * (struct stolen), so that the table cannot fill. */
+static const char *check_marks(struct core *c)
+{
+	const struct stolen_table *t = &c->stolen;
+	uint32_t used = 0;
+
+	for (uint32_t i = 0; i <= t->mask; i++) {
+		const struct stolen *s = &t->slots[i];
+
+		if (!s->tag)
+			continue;
+		used++;
+		if (!s->caches)
+			return "a stolen mark for no cache";
+		for (int k = 0; k < NMARKED; k++) {
+			struct cache *cache = marked_cache(c, k);
+
+			if (!(s->caches & 1u << k))
+				continue;
+			if (in_cache(cache, s->tag - 1))
+				return "a line is marked stolen from a cache that holds it";
+			if (!shadow_holds(&cache->shadow, s->tag - 1))
+				return "a line is marked stolen from a cache whose shadow has let it go";
+		}
+	}
+	if (used != t->used || used > t->most)
+		return "a core's stolen marks are not the number counted, or more than its shadows' lines";
+	return NULL;
+}
+
 static const char *check_core(struct cm_model *m, uint32_t i)
 {
 	struct core *c = &m->cores[i];
 	struct cache *l1s[2] = { &c->l1i, &c->l1d };
+	const char *e;
+
+	if ((e = check_marks(c)))
+		return e;
 
 	for (int k = 0; k < 2; k++) {
 		struct cache *l1 = l1s[k];

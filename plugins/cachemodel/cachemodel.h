@@ -11,13 +11,24 @@
  * copies), non-inclusive (filled from memory, victims written back) or
  * exclusive (filled only by private victims; a hit moves the line up).
  *
- * Every miss is classified, at each level it reached:
- *   compulsory  first access to the line by this cache
- *   coherence   the line was invalidated by another core's write (the
- *               result names that core and its instruction)
- *   conflict    a fully associative LRU cache of the same size would hit
- *   capacity    it would miss too
- *   upgrade     a write to a line this core holds Shared
+ * Every miss is classified, at each level it reached, by the first of these
+ * that applies (docs/causes.md, section 1).  Each cache has a shadow: a
+ * fully associative LRU cache of as many lines, fed every access that
+ * reaches the cache (an L1's every access of its core, the L2's every L1
+ * miss and upgrade).
+ *   upgrade     a write to a line this cache holds and its core holds
+ *               Shared (an upgrade of the L1D is one of the L2 too, which
+ *               carries the core's state)
+ *   compulsory  the cache's first access to the line
+ *   coherence   another core's write took the line from this cache, which
+ *               has not taken it back since, and the shadow still holds it:
+ *               without the write, a fully associative cache would have hit
+ *               (the result names that core and its instruction)
+ *   conflict    the shadow holds the line
+ *   capacity    it does not
+ * A line taken by another core that the shadow has since let go of is
+ * capacity: it would have gone anyway.  A line an inclusive L2 or L3 pushed
+ * out of a cache is not taken: conflict or capacity.
  *
  * And per core a store buffer of the last N stores within W instructions:
  * a load that overlaps the youngest overlapping store without being
@@ -81,9 +92,11 @@ struct cm_result {
 	uint8_t l1, l2, l3;		/* enum cm_outcome at each level */
 	uint8_t source;			/* enum cm_source */
 	uint8_t partial_write;		/* 1: read after a partial write */
-	int16_t stolen_by;		/* coherence miss: the invalidating core, else -1 */
+	/* Coherence miss: the core whose write took the line and that write's
+	 * instruction (the L1's, if both levels' misses are coherence); else -1. */
+	int16_t stolen_by;
 	uint32_t cycles;		/* latency of the level that served the access */
-	uint64_t stolen_by_pc;		/* coherence miss: the invalidating instruction */
+	uint64_t stolen_by_pc;
 	uint64_t store_pc;		/* partial write: the store's instruction */
 };
 
@@ -136,10 +149,10 @@ bool cm_fetch_hits(const struct cm_model *m, uint32_t core, uint64_t paddr);
  * After cm_set_threaded, called before the first access, accesses may run on
  * several threads at once, as long as each core's run one at a time (a
  * thread per core: multi-threaded TCG runs each vCPU on a thread of its
- * own).  An access that hits its core's L1 with the permission it needs
- * takes no lock; every other takes the model's lock (cachemodel.c says how
- * the two meet).  One access at a time, threaded or not, gives the same
- * results.
+ * own).  An access that hits its core's L1 with the permission it needs,
+ * on a line the L1's shadow still holds, takes no lock; every other takes
+ * the model's lock (cachemodel.c says how the two meet).  One access at a
+ * time, threaded or not, gives the same results.
  */
 void cm_set_threaded(struct cm_model *m);
 
@@ -156,8 +169,8 @@ void cm_paths(const struct cm_model *m, uint32_t core, struct cm_paths *paths);
  * and consistent (a line Exclusive or Modified in one core is in no other;
  * every L1 line is in its L2; the MRU lines are in their L1, Modified where
  * the core counts on it, and so is the previous data line if still in the
- * L1; an inclusive L3 holds every private line), else
- * what is wrong.
+ * L1; an inclusive L3 holds every private line; a line marked stolen from a
+ * cache is not in it and is in its shadow), else what is wrong.
  */
 const char *cm_check(struct cm_model *m);
 

@@ -146,7 +146,9 @@ static __attribute__((noinline)) void account_miss(uint32_t core, uint64_t pc, u
 		} else {
 			s->last_miss = count_tuple(&tally->misses, &miss, r->cycles);
 		}
-		if (r->stolen_by >= 0) {
+		/* The thieves table is the L1's: an L2 coherence miss under an
+		 * L1 capacity or conflict miss names no thief of the L1. */
+		if (r->l1 == CM_COHERENCE && r->stolen_by >= 0) {
 			struct key thief = { .cpu = core, .pc = pc, .data = miss.data,
 					     .other_cpu = r->stolen_by, .other_pc = r->stolen_by_pc };
 

@@ -28,9 +28,9 @@ OUTPUT = "hotline-cache.out"
 
 def raw_misses(miss: pd.DataFrame) -> pd.DataFrame:
     """One row per level that missed: L1I or L1D by the access kind, then L2
-    and L3 where the access went on missing.  The outcomes that are misses
-    are the misses table's causes (test_plugin_contract checks them against
-    the plugin's)."""
+    and L3 where the access went on missing (an upgrade is a miss of the L1D
+    and of the L2: two rows).  The outcomes that are misses are the misses
+    table's causes (test_plugin_contract checks them against the plugin's)."""
     parts = []
     for column, level in (("l1", None), ("l2", "L2"), ("l3", "L3")):
         part = miss[miss[column].isin(schema.CAUSES)].copy()
