@@ -3,6 +3,8 @@ out by hand in each test (geometry, then the derivation), and against a
 second, deliberately simple model written here in Python."""
 
 import random
+import subprocess
+import sys
 from collections import Counter
 
 import pandas as pd
@@ -327,6 +329,27 @@ def test_impossible_geometry_is_refused():
         CacheModel(cores=1, l1i=(1, 2, 1), l1d=(1.5, 2, 1), l2=(4, 4, 10))
     with pytest.raises(HotlineError, match="cores"):
         CacheModel(cores=0, l1i=(1, 2, 1), l1d=(1, 2, 1), l2=(4, 4, 10))
+
+
+def test_caches_larger_than_the_memory_given_are_refused_in_one_line():
+    """Eight 1 GiB L2s (their ways and shadows some 3 GiB of address space)
+    in a process allowed 4 GiB: cm_new returns NULL, having freed what it
+    had, and the binding says so."""
+    script = """
+import resource, sys
+from hotline.errors import HotlineError
+from hotline.simulate.qemu.cachemodel import CacheModel
+resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+try:
+    CacheModel(cores=8, l1i=(1, 2, 1), l1d=(1, 2, 1), l2=(1 << 20, 16, 10))
+except HotlineError as e:
+    print(e)
+    sys.exit(0)
+sys.exit("made")
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "cache model: not memory enough for these caches on this host\n"
 
 
 class ReferenceCache:

@@ -63,6 +63,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,6 +88,16 @@ void CM_RACE_POINT(void);
 #define SEEN_CHUNK_BITS 24	/* lines per chunk: 2^24 bits = 2 MiB, a huge page */
 #define SEEN_CHUNK_BYTES ((1u << SEEN_CHUNK_BITS) / 8)
 
+/*
+ * An allocation the model cannot go on without while it runs (cm_new's own
+ * make it return NULL instead): said on stderr, and the process ends.
+ */
+static void out_of_memory(const char *what, size_t bytes)
+{
+	fprintf(stderr, "hotline cache model: out of memory: %zu bytes for %s\n", bytes, what);
+	abort();
+}
+
 struct seen {
 	uint64_t **chunks;
 	size_t n;
@@ -100,13 +111,16 @@ static bool seen_test_and_set(struct seen *s, uint64_t line)
 
 	if (chunk >= s->n) {
 		size_t n = chunk + 1;
+		uint64_t **chunks = realloc(s->chunks, n * sizeof(*s->chunks));
 
-		s->chunks = realloc(s->chunks, n * sizeof(*s->chunks));
+		if (!chunks)
+			out_of_memory("the seen lines' chunk index", n * sizeof(*s->chunks));
+		s->chunks = chunks;
 		memset(s->chunks + s->n, 0, (n - s->n) * sizeof(*s->chunks));
 		s->n = n;
 	}
-	if (!s->chunks[chunk])
-		s->chunks[chunk] = huge_zalloc(SEEN_CHUNK_BYTES);
+	if (!s->chunks[chunk] && !(s->chunks[chunk] = huge_zalloc(SEEN_CHUNK_BYTES)))
+		out_of_memory("a chunk of seen lines", SEEN_CHUNK_BYTES);
 	uint64_t *word = &s->chunks[chunk][bit / 64], mask = 1ull << (bit % 64);
 	bool was = *word & mask;
 
@@ -145,7 +159,8 @@ static uint32_t hash_line(uint64_t line, uint32_t mask)
 	return (uint32_t)((line * 0x9e3779b97f4a7c15ull) >> 32) & mask;
 }
 
-static void shadow_init(struct shadow *s, uint32_t cap)
+/* False if out of memory. */
+static bool shadow_init(struct shadow *s, uint32_t cap)
 {
 	uint32_t size = 1;
 
@@ -157,6 +172,7 @@ static void shadow_init(struct shadow *s, uint32_t cap)
 	s->mask = size - 1;
 	s->nodes = huge_zalloc(cap * sizeof(*s->nodes));
 	s->table = huge_zalloc(size * sizeof(*s->table));
+	return s->nodes && s->table;
 }
 
 static uint32_t *shadow_slot(struct shadow *s, uint64_t line)
@@ -294,7 +310,8 @@ struct cache {
 	struct seen seen;
 };
 
-static void cache_init(struct cache *c, const struct cm_cache_config *cfg, uint32_t line_bytes,
+/* False if out of memory. */
+static bool cache_init(struct cache *c, const struct cm_cache_config *cfg, uint32_t line_bytes,
 		       enum marked marked)
 {
 	c->marked = marked;
@@ -303,8 +320,8 @@ static void cache_init(struct cache *c, const struct cm_cache_config *cfg, uint3
 	c->latency = cfg->latency;
 	c->clock = 0;
 	c->ways = huge_zalloc((size_t)c->sets * c->assoc * sizeof(*c->ways));
-	shadow_init(&c->shadow, c->sets * c->assoc);
 	memset(&c->seen, 0, sizeof(c->seen));
+	return shadow_init(&c->shadow, c->sets * c->assoc) && c->ways;
 }
 
 static void cache_free(struct cache *c)
@@ -409,7 +426,8 @@ struct stolen_table {
 	struct stolen *slots;
 };
 
-static void stolen_init(struct stolen_table *t, uint32_t most)
+/* False if out of memory. */
+static bool stolen_init(struct stolen_table *t, uint32_t most)
 {
 	uint32_t size = 1;
 
@@ -419,6 +437,7 @@ static void stolen_init(struct stolen_table *t, uint32_t most)
 	t->most = most;
 	t->mask = size - 1;
 	t->slots = calloc(size, sizeof(*t->slots));
+	return t->slots;
 }
 
 static struct stolen *stolen_slot(struct stolen_table *t, uint64_t line)
@@ -558,6 +577,7 @@ struct cm_model {
 	uint32_t line_shift;
 	uint32_t latency[CM_NSOURCES];	/* by enum cm_source */
 	struct core *cores;
+	uint32_t initialised;		/* cores whose caches cm_free frees */
 	struct cache l3;
 	bool has_l3;
 	bool threaded;			/* cm_set_threaded */
@@ -624,7 +644,8 @@ struct cm_model *cm_new(const struct cm_config *cfg)
 
 	if (cm_config_error(cfg))
 		return NULL;
-	m = calloc(1, sizeof(*m));
+	if (!(m = calloc(1, sizeof(*m))))
+		return NULL;
 	m->cfg = *cfg;
 	while ((1u << m->line_shift) < cfg->line_bytes)
 		m->line_shift++;
@@ -633,29 +654,40 @@ struct cm_model *cm_new(const struct cm_config *cfg)
 	m->latency[CM_FROM_L3] = cfg->l3.latency;
 	m->latency[CM_FROM_PEER] = cfg->peer_latency;
 	m->latency[CM_FROM_MEMORY] = cfg->memory_latency;
-	m->cores = aligned_alloc(_Alignof(struct core), cfg->cores * sizeof(*m->cores));
-	memset(m->cores, 0, cfg->cores * sizeof(*m->cores));
 	init_lock(&m->lock);
+	/* A multiple of the alignment, as aligned_alloc wants: sizeof is. */
+	size_t bytes = cfg->cores * sizeof(*m->cores);
+
+	if (!(m->cores = aligned_alloc(_Alignof(struct core), bytes)))
+		goto fail;
+	memset(m->cores, 0, bytes);
 	for (uint32_t i = 0; i < cfg->cores; i++) {
 		struct core *c = &m->cores[i];
 
-		cache_init(&c->l1i, &cfg->l1i, cfg->line_bytes, MARKED_L1I);
-		cache_init(&c->l1d, &cfg->l1d, cfg->line_bytes, MARKED_L1D);
-		cache_init(&c->l2, &cfg->l2, cfg->line_bytes, MARKED_L2);
-		stolen_init(&c->stolen, c->l1i.shadow.cap + c->l1d.shadow.cap + c->l2.shadow.cap);
-		c->stores = calloc(cfg->store_buffer_entries, sizeof(*c->stores));
+		m->initialised = i + 1;
+		if (!cache_init(&c->l1i, &cfg->l1i, cfg->line_bytes, MARKED_L1I) ||
+		    !cache_init(&c->l1d, &cfg->l1d, cfg->line_bytes, MARKED_L1D) ||
+		    !cache_init(&c->l2, &cfg->l2, cfg->line_bytes, MARKED_L2) ||
+		    !stolen_init(&c->stolen,
+				 c->l1i.shadow.cap + c->l1d.shadow.cap + c->l2.shadow.cap) ||
+		    !(c->stores = calloc(cfg->store_buffer_entries, sizeof(*c->stores))))
+			goto fail;
 	}
 	m->has_l3 = cfg->l3.size_bytes != 0;
-	if (m->has_l3)
-		cache_init(&m->l3, &cfg->l3, cfg->line_bytes, UNMARKED);
+	if (m->has_l3 && !cache_init(&m->l3, &cfg->l3, cfg->line_bytes, UNMARKED))
+		goto fail;
 	return m;
+
+fail:
+	cm_free(m);
+	return NULL;
 }
 
 void cm_free(struct cm_model *m)
 {
 	if (!m)
 		return;
-	for (uint32_t i = 0; i < m->cfg.cores; i++) {
+	for (uint32_t i = 0; i < m->initialised; i++) {
 		cache_free(&m->cores[i].l1i);
 		cache_free(&m->cores[i].l1d);
 		cache_free(&m->cores[i].l2);

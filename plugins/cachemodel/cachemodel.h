@@ -115,7 +115,8 @@ const struct cm_member *cm_layout(void);
 
 struct cm_model;
 
-/* NULL if the configuration is impossible (see cm_config_error). */
+/* NULL if the configuration is impossible (see cm_config_error) or there
+ * is not memory enough for it. */
 struct cm_model *cm_new(const struct cm_config *config);
 const char *cm_config_error(const struct cm_config *config);
 void cm_free(struct cm_model *m);

@@ -170,6 +170,8 @@ class CacheModel:
             raise HotlineError(f"cache model: {error.decode()}")
         self._lib = lib
         self._model = lib.cm_new(ctypes.byref(config))
+        if not self._model:
+            raise HotlineError("cache model: not memory enough for these caches on this host")
         self.threaded = threaded
         if threaded:
             lib.cm_set_threaded(self._model)
