@@ -157,7 +157,7 @@ LABELS_AFTER_RUN = ["variant", "workload", "system", "cpus", "repeat", "params"]
 NOT_IN_SMOKE_RESULTS = {
     "turns": "hotline-cache writes it since 2026-11-25, after the results were made",
     "cycles": "gem5 O3 runs only", "region_cycles": "gem5 O3 runs only",
-    "sampled_cycles": "gem5 O3 sampled runs only",
+    "sampled_cycles": "gem5 O3 sampled runs only", "drains": "gem5 O3 runs only",
     "code": "slimmed results without an instructions table (gem5's) only",
 }
 

@@ -1,13 +1,14 @@
 """annotate's pieces on hand-written tables: misses per instruction, level
 and cause; the reads after partial writes an instruction took part in; the
-cycles, sampled share and main wait of each instruction (gem5 O3); the
-files a patch touches (whose source is shown patched)."""
+cycles, sampled share and main wait of each instruction (gem5 O3); what a
+locked instruction's fences waited for; the files a patch touches (whose
+source is shown patched)."""
 
 import pandas as pd
 import pytest
 
 from hotline.records import manifest as run_record
-from hotline.report.annotate import cycle_split, miss_split, partial_writes
+from hotline.report.annotate import cycle_split, drain_split, miss_split, partial_writes
 from hotline.results.schema import CYCLE_CAUSES
 from hotline.kernel.source_text import touched_files
 
@@ -113,6 +114,59 @@ def test_the_listing_shows_time_beside_misses_when_the_run_has_it(monkeypatch):
     page = annotate.as_html({}, a)
     assert "<th>next</th>" in page and "<td>25.0%</td>" in page
     assert "<th>skid</th>" in page and "<td>12.5%</td>" in page
+
+
+def drain(pc, waited_for, cycles, store_pc=0, symbol="", offset=0, obj="", field=""):
+    return {"pc": pc, "waited_for": waited_for, "store_pc": store_pc, "store_symbol": symbol,
+            "store_offset": offset, "object": obj, "field": field, "cycles": float(cycles)}
+
+
+def test_a_locked_instructions_fences_say_what_they_waited_for():
+    # pte_chain_add's lock at K + 0x20, on two cores.  Its fences waited 380
+    # cycles (300 + 80) for the store at K + 0x10 to a struct page's flags,
+    # which went to memory; 20 for its own locked store (an L1D hit); 2 for
+    # a store in another function, served by the L2; 12 with nothing older
+    # in the store queue: 414 cycles, its barrier cycles.  Another
+    # function's fence (K + 0x99) is not this listing's.
+    drains = pd.DataFrame([
+        drain(K + 0x20, "store_memory", 300, K + 0x10, "pte_chain_add", 0x10,
+              "struct page", "flags"),
+        drain(K + 0x20, "store_memory", 80, K + 0x10, "pte_chain_add", 0x10,
+              "struct page", "flags"),
+        drain(K + 0x20, "store_l1d_hit", 20, K + 0x20, "pte_chain_add", 0x20,
+              "struct page", "lru | compound_head"),
+        drain(K + 0x20, "store_l2", 2, K + 0x500, "page_add_rmap", 0x8, "pte_chain", "+0x8"),
+        drain(K + 0x20, "no_store", 7), drain(K + 0x20, "no_store", 5),
+        drain(K + 0x99, "no_store", 3)])
+    notes = drain_split(drains, [K + 0x10, K + 0x20], "pte_chain_add")
+    assert notes == {K + 0x20: (
+        "waited 414 cycles for: store at ffffffff81000010 +0x10 (struct page.flags, memory) "
+        "380, store at ffffffff81000020 +0x20 (struct page.(lru | compound_head), L1D hit) "
+        "20, store at ffffffff81000500 page_add_rmap+0x8 (pte_chain+0x8, L2) 2, nothing in "
+        "the store queue 12")}
+    # At most `stores` stores, then the rest in one.
+    assert drain_split(drains, [K + 0x20], "pte_chain_add", stores=1)[K + 0x20].endswith(
+        "(struct page.flags, memory) 380, 2 more stores 22, nothing in the store queue 12")
+
+
+def test_the_listing_shows_the_drain_under_the_locked_instruction(monkeypatch):
+    from hotline.report import annotate
+    monkeypatch.setattr(annotate, "header", lambda manifest: [])   # needs a whole manifest
+    waited = "waited 414 cycles for: nothing in the store queue 414"
+    rows = [{"pc": K, "offset": 0, "instruction": "lock btsl $0x0,(%rdi)", "kind": "rmw",
+             "accesses": 4, "misses": {"L1D": {}}, "partial writes": "",
+             "time": {"cycles": 420.0, "share": 1.0, "sampled": 1.0, "skid": None,
+                      "waiting": "barrier"}, "drain": waited},
+            {"pc": K + 5, "offset": 5, "instruction": "ret", "kind": "", "accesses": 0,
+             "misses": {"L1D": {}}, "partial writes": "", "time": None, "drain": ""}]
+    a = annotate.Annotation("f", K, 6, ["L1D"], rows, {"L1D": 0}, None,
+                            {"cycles": 420.0, "samples": 4, "run_share": 0.02, "per_pc": {}})
+    lines = annotate.as_text({}, a).splitlines()
+    at = next(i for i, line in enumerate(lines) if "btsl" in line)
+    assert lines[at + 1].strip() == waited and "ret" in lines[at + 2]
+    assert any(line.startswith("Under an instruction whose fences waited") for line in lines)
+    page = annotate.as_html({}, a)
+    assert '<tr class="drain"><td colspan="' in page and f"{waited}</td></tr>" in page
 
 
 def test_a_run_without_an_instructions_table_reads_as_one_with_no_rows(tmp_path):

@@ -1,10 +1,12 @@
 """hotline's gem5 cycle profile read into tables (simulate/gem5/
-cycle_profile.py), on tables written by hand in the extension's format; the
-cause names against the extension's source; and, with GEM5 set to a gem5
-built with the extension, the profile of a real O3 run (tests/
+cycle_profile.py), on tables written by hand in the extension's format,
+with their drain tables; the cause and wait names, the versions and the
+drain table's name against the extension's source; and, with GEM5 set to a
+gem5 built with the extension, the profile of a real O3 run (tests/
 test_gem5_backend.py runs it)."""
 
 import re
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -18,9 +20,12 @@ SOURCE = paths.CONFIGS / "gem5" / "extras" / "cycle_profile.cc"
 COLUMNS = "pc,instructions,micro_ops,samples,skid_samples," + ",".join(schema.CYCLE_CAUSES)
 
 
-def profile(tmp_path, rows, region=100, halted=10, name="p.csv", header=None, version=2):
-    # rows: (pc, instructions, micro_ops, {cause: units})
-    columns = COLUMNS if version == 2 else COLUMNS.replace("skid_samples,", "")
+def profile(tmp_path, rows, region=100, halted=10, name="p.csv", header=None, version=3,
+            drains=()):
+    # rows: (pc, instructions, micro_ops, {cause: units}); drains (version
+    # 3): (barrier_pc, waited_for, store_pc, vaddr, units), the drain table
+    # written beside the profile.
+    columns = COLUMNS if version >= 2 else COLUMNS.replace("skid_samples,", "")
     lines = [header or f"# hotline cycle profile {version}: units_per_cycle=840 "
              f"region_cycles={region} halted_cycles={halted} sample_period=30 "
              "core=board.processor.cores0.core", columns]
@@ -29,11 +34,16 @@ def profile(tmp_path, rows, region=100, halted=10, name="p.csv", header=None, ve
         # next-committing: 0x10's stall's 2 and 0x20's 1; skid: the
         # instruction after 0x10's stall is 0x20, so 0x20 has all 3.
         samples = {0x10: 2, 0x20: 1}.get(pc, 0)
-        skid = [str({0x20: 3}.get(pc, 0))] if version == 2 else []
+        skid = [str({0x20: 3}.get(pc, 0))] if version >= 2 else []
         lines.append(",".join([str(pc), str(insts), str(uops), str(samples), *skid,
                                *(str(units.get(c, 0)) for c in schema.CYCLE_CAUSES)]))
     path = tmp_path / name
     path.write_text("\n".join(lines) + "\n")
+    if version >= 3:
+        drain_lines = ["# hotline drain profile 1: units_per_cycle=840 "
+                       "core=board.processor.cores0.core", ",".join(cycle_profile.DRAIN_COLUMNS),
+                       *(",".join(str(v) for v in row) for row in drains)]
+        cycle_profile.drain_path(path).write_text("\n".join(drain_lines) + "\n")
     return path
 
 
@@ -98,6 +108,108 @@ def test_a_profile_from_another_version_of_the_extension_is_refused(tmp_path):
 def test_the_schema_names_the_causes_as_the_extension_does():
     names = re.search(r"causeNames\[NumCauses\] = \{(.*?)\};", SOURCE.read_text(), re.S)
     assert tuple(re.findall(r'"(\w+)"', names.group(1))) == schema.CYCLE_CAUSES
+
+
+def test_the_drain_tables_names_versions_and_place_are_the_extensions():
+    source = SOURCE.read_text()
+    names = re.search(r"waitNames\[NumWaits\] = \{(.*?)\};", source, re.S)
+    assert tuple(re.findall(r'"(\w+)"', names.group(1))) == schema.DRAIN_WAITS
+    assert f'drainPrefix = "{cycle_profile.DRAIN_PREFIX}"' in source
+    for magic in (cycle_profile.MAGIC, cycle_profile.DRAIN_MAGIC):
+        assert f'"{magic} ' in source
+    # Beside the region's table, and not among the names of region tables.
+    assert cycle_profile.drain_path(paths.REPO / "cycles" / "region0.sample3.cpu1.csv") == \
+        paths.REPO / "cycles" / "drains.region0.sample3.cpu1.csv"
+
+
+# A locked instruction after a store that missed to memory, in one core's
+# region of 200 cycles, none halted.  0x10 stores to a struct page's flags
+# (vaddr PAGE_FLAGS) and commits in 1 cycle.  0x20 is `lock incl` of a
+# static `counter`: mfence; locked load; add; locked store; mfence.  Its
+# first fence waits at the head while 0x10's write goes to memory, 150
+# cycles, then 3 cycles to issue and execute with nothing older left in the
+# store queue; its locked load executes 3 cycles (execute); its second
+# fence waits 4 cycles for its own locked store (0x20, an L1D hit: the
+# locked load brought the line in writable), then 3 to issue and execute.
+# Its barrier cycles: 150 + 3 + 4 + 3 = 160; its five micro-ops commit in 5
+# cycles.  0x30 commits the other 200 - 1 - 160 - 3 - 5 = 31 cycles.
+VMEMMAP = 0xffffea0000000000
+PAGE_FLAGS = VMEMMAP + 7 * 64
+COUNTER = 0xffffffff82000040
+LOCKED = [(0x10, 1, 1, {"commit": 840}),
+          (0x20, 1, 5, {"commit": 5 * 840, "barrier": 160 * 840, "execute": 3 * 840}),
+          (0x30, 31, 31, {"commit": 31 * 840})]
+DRAINED = [(0x20, "store_l1d_hit", 0x20, COUNTER, 4 * 840),
+           (0x20, "store_memory", 0x10, PAGE_FLAGS, 150 * 840),
+           (0x20, "no_store", 0, 0, 6 * 840)]
+OBJECTS = SimpleNamespace(
+    locate=lambda vaddr: {PAGE_FLAGS: ("struct page", "flags"),
+                          COUNTER: ("counter", "+0x0")}.get(vaddr, ("kernel-other", "")),
+    name_members=lambda frame, pc_column="pc": frame)
+
+
+def with_both_codes(frame, column, prefix, objects):
+    return frame.assign(**{f"{prefix}symbol": "f", f"{prefix}offset": frame[column] - 0x10,
+                           f"{prefix}source_line": ""})
+
+
+def test_a_fences_cycles_go_to_the_stores_it_waited_for(tmp_path, monkeypatch):
+    monkeypatch.setattr(cycle_profile, "with_code", with_both_codes)
+    path = profile(tmp_path, LOCKED, region=200, halted=0, drains=DRAINED)
+    made = cycle_profile.tables({(0, 2): path}, objects=OBJECTS, run_id="r")
+    drains = made["drains"]
+    assert list(drains.columns) == list(schema.DRAINS)
+    by_wait = drains.set_index("waited_for")
+    assert by_wait.loc["store_memory", ["pc", "store_pc", "object", "field", "cycles"]] \
+        .tolist() == [0x20, 0x10, "struct page", "flags", 150.0]
+    assert by_wait.loc["store_l1d_hit", ["store_pc", "object", "cycles"]].tolist() == \
+        [0x20, "counter", 4.0]
+    assert by_wait.loc["no_store", ["store_pc", "object", "field", "cycles"]].tolist() == \
+        [0, "", "", 6.0]
+    assert by_wait.loc["store_memory", ["store_symbol", "store_offset"]].tolist() == ["f", 0]
+    assert (drains["region"].tolist(), drains["cpu"].tolist()) == ([0] * 3, [2] * 3)
+    # The breakdown adds up to the instruction's barrier cycles.
+    assert drains["cycles"].sum() == made["cycles"].set_index("pc").loc[0x20, "cycles_barrier"]
+
+
+def test_a_drain_table_that_does_not_add_up_is_refused(tmp_path):
+    # The store held the drain 149 cycles by the drain table, the fences
+    # waited 160 by the profile: one cycle went nowhere.
+    short = [row if row[1] != "store_memory" else (*row[:4], 149 * 840) for row in DRAINED]
+    path = profile(tmp_path, LOCKED, region=200, halted=0, drains=short)
+    meta, rows = cycle_profile.read(path)
+    with pytest.raises(HotlineError) as e:
+        cycle_profile.read_drains(path, meta, rows)
+    assert str(e.value) == (f"{cycle_profile.drain_path(path)}: the fences at 0x20 waited 159 "
+                            "cycles by it and 160 by p.csv: the drain table does not add up")
+    # Nor a drain for an instruction with no barrier cycles, nor none for one
+    # with them.
+    for drains in ([*DRAINED, (0x30, "no_store", 0, 0, 840)], DRAINED[:0]):
+        path = profile(tmp_path, LOCKED, region=200, halted=0, drains=drains)
+        with pytest.raises(HotlineError, match="the drain table does not add up"):
+            cycle_profile.read_drains(path, *cycle_profile.read(path))
+
+
+def test_a_drain_table_missing_or_of_another_version_is_refused(tmp_path):
+    path = profile(tmp_path, LOCKED, region=200, halted=0, drains=DRAINED)
+    cycle_profile.drain_path(path).write_text(
+        cycle_profile.drain_path(path).read_text().replace("store_memory", "store_dram"))
+    with pytest.raises(HotlineError, match="unknown wait 'store_dram'; .*rebuild gem5"):
+        cycle_profile.read_drains(path, *cycle_profile.read(path))
+    cycle_profile.drain_path(path).unlink()
+    with pytest.raises(HotlineError, match=r"/drains\.p\.csv: missing beside p\.csv: run the"):
+        cycle_profile.tables({(0, 0): path}, objects=OBJECTS, run_id="r")
+
+
+def test_a_profile_made_before_the_drain_table_has_none(tmp_path, monkeypatch):
+    monkeypatch.setattr(cycle_profile, "with_code",
+                        lambda frame, *_: frame.assign(symbol="f", offset=0, source_line=""))
+    path = profile(tmp_path, LOCKED, region=200, halted=0, version=2)
+    assert not cycle_profile.drain_path(path).exists()
+    assert cycle_profile.read_drains(path, *cycle_profile.read(path)) is None
+    made = cycle_profile.tables({(0, 0): path}, objects=None, run_id="r")
+    assert made["drains"].empty and list(made["drains"].columns) == list(schema.DRAINS)
+    assert made["cycles"].set_index("pc").loc[0x20, "cycles_barrier"] == 160
 
 
 def test_a_sampled_runs_windows_give_each_share_with_its_interval(tmp_path, monkeypatch):

@@ -31,6 +31,29 @@ const char *const causeNames[NumCauses] = {
     "execute", "front_end", "mispredict", "squash",
 };
 
+const char *const waitNames[NumWaits] = {
+    "store_l1d_hit", "store_l2", "store_memory", "store_peer", "no_store",
+    "not_at_head",
+};
+
+/* The drain table's path: the region table's, its name after this (so
+ * that no pattern of the region tables' names, region*.csv, takes it). */
+const char *const drainPrefix = "drains.";
+
+std::string
+drainPath(const std::string &path)
+{
+    const size_t name = path.rfind('/') + 1;   // 0 without a directory
+    return path.substr(0, name) + drainPrefix + path.substr(name);
+}
+
+bool
+isBarrier(const o3::DynInstPtr &inst)
+{
+    return inst->isFullMemBarrier() || inst->isReadBarrier() ||
+           inst->isWriteBarrier();
+}
+
 bool
 isLastOfInstruction(const o3::DynInstPtr &inst)
 {
@@ -80,6 +103,9 @@ CycleProfile::regProbeListeners()
                                          on_inst(&CycleProfile::mispredict)));
     listeners.push_back(new Listener<bool>(core, "Sleeping",
         [this](const bool &state) { sleeping(state); }));
+    // BaseCPU's Cycles, at the start of each of the core's ticks.
+    listeners.push_back(new Listener<uint64_t>(core, "Cycles",
+        [this](const uint64_t &) { noteDrain(); }));
     if (l1d) {
         listeners.push_back(new CacheListener(l1d->getProbeManager(), "Miss",
                                               on_cache(&CycleProfile::l1dMiss)));
@@ -162,6 +188,10 @@ CycleProfile::startWindow(uint64_t warmup, uint64_t measure)
     for (ThreadID t = 0; t < cpu->numThreads; ++t)
         cpu->getContext(t)->getDecoderPtr()->reset();
     startRegion();
+    // The core was switched out drained: what its last window noted of a
+    // drain is over.
+    drainNotes.clear();
+    storeMissLine.clear();
     window = warmup > 0 ? Warming : Measuring;
     windowOps = 0;
     warmupOps = warmup;
@@ -203,6 +233,8 @@ void
 CycleProfile::forgetCharged(Cycles from)
 {
     rows.clear();
+    drains.clear();
+    forgetDrainCycles();
     regionStart = accounted = from;
     pendingCycles = haltedCycles = 0;
     nextSample = samplePeriod;
@@ -241,10 +273,120 @@ CycleProfile::advanceTo(Cycles c)
 }
 
 void
+CycleProfile::addPending(Cycles c)
+{
+    const Cycles from = accounted;
+    const uint64_t gap = advanceTo(c);
+    if (gap == 0)
+        return;
+    pendingCycles += gap;
+    // Each cycle in [from, c) to the last note at or before it.
+    uint64_t noted = 0;
+    for (size_t i = 0; i < drainNotes.size(); ++i) {
+        const Cycles start = std::max(from, drainNotes[i].from);
+        const Cycles end = i + 1 < drainNotes.size()
+            ? std::min(c, drainNotes[i + 1].from) : c;
+        if (end > start) {
+            drainNotes[i].cycles += end - start;
+            noted += end - start;
+        }
+    }
+    drainUnnoted += gap - noted;
+}
+
+void
+CycleProfile::forgetDrainCycles()
+{
+    for (DrainNote &note : drainNotes)
+        note.cycles = 0;
+    drainUnnoted = 0;
+}
+
+Wait
+CycleProfile::servedWait(InstSeqNum store) const
+{
+    auto miss = storeMissLine.find(store);
+    if (miss == storeMissLine.end())
+        return StoreL1dHit;
+    auto served = lineServed.find(miss->second);
+    const Served where = served == lineServed.end() ? ServedL2
+                                                    : served->second;
+    return where == ServedMemory ? StoreMemory
+         : where == ServedPeer ? StorePeer : StoreL2;
+}
+
+void
+CycleProfile::chargeDrain(Addr pc)
+{
+    if (drainUnnoted > 0)
+        drains[{pc, NotAtHead, 0, 0}] += drainUnnoted * unitsPerCycle;
+    for (const DrainNote &note : drainNotes) {
+        if (note.cycles == 0)
+            continue;
+        const DrainKey key = note.store == 0
+            ? DrainKey{pc, NoStore, 0, 0}
+            : DrainKey{pc, servedWait(note.store), note.pc, note.vaddr};
+        drains[key] += note.cycles * unitsPerCycle;
+    }
+}
+
+void
 CycleProfile::chargeStall(Addr pc, Cause cause)
 {
     rows[pc].units[cause] += pendingCycles * unitsPerCycle;
+    if (cause == Barrier)
+        chargeDrain(pc);
     pendingCycles = 0;
+    forgetDrainCycles();
+}
+
+void
+CycleProfile::pruneStoreMisses()
+{
+    if (storeMissLine.empty() || storeQueue == nullptr)
+        return;
+    // Stores leave the store queue in order, once written; only those
+    // still in it can hold a later drain.
+    if (storeQueue->empty()) {
+        storeMissLine.clear();
+        return;
+    }
+    const InstSeqNum oldest = storeQueue->front().instruction()->seqNum;
+    while (!storeMissLine.empty() && storeMissLine.begin()->first < oldest)
+        storeMissLine.erase(storeMissLine.begin());
+}
+
+void
+CycleProfile::noteDrain()
+{
+    if (asleep || window == Closed || cpu->instList.empty())
+        return;
+    // The oldest instruction in flight, if in the reorder buffer, is its
+    // head (one thread).
+    const o3::DynInstPtr &head = cpu->instList.front();
+    if (!isBarrier(head) || !head->isInROB() || head->isSquashed())
+        return;
+    DrainNote note{now()};
+    if (storeQueue) {
+        // In age order; the written stores at its front have left it.
+        for (auto &entry : *storeQueue) {
+            if (!entry.valid() || entry.completed())
+                continue;
+            const o3::DynInstPtr &store = entry.instruction();
+            if (store->seqNum < head->seqNum) {
+                note.store = store->seqNum;
+                note.pc = store->pcState().instAddr();
+                note.vaddr = store->effAddr;
+            }
+            break;
+        }
+    }
+    if (!drainNotes.empty() && drainNotes.back().store == note.store)
+        return;
+    if (!drainNotes.empty() && drainNotes.back().from == note.from)
+        drainNotes.back() = note;
+    else
+        drainNotes.push_back(note);
 }
 
 void
@@ -256,6 +398,8 @@ CycleProfile::commit(const o3::DynInstPtr &inst)
     if (window == Closed)
         return;
     endWarmup(c);
+    if (storeQueue == nullptr && inst->sqIt._cq != nullptr)
+        storeQueue = inst->sqIt._cq;
     const Addr pc = inst->pcState().instAddr();
     // The boundary the skid view's samples wait for is passed when an
     // instruction begins to commit in a later cycle than theirs.
@@ -265,7 +409,7 @@ CycleProfile::commit(const o3::DynInstPtr &inst)
         group.push_back(pc);
     } else {
         closeGroup();
-        pendingCycles += advanceTo(c);
+        addPending(c);
         if (pendingCycles > 0) {
             if (blamed)
                 chargeStall(blamePc, blameCause);
@@ -274,6 +418,9 @@ CycleProfile::commit(const o3::DynInstPtr &inst)
             else
                 chargeStall(pc, headSeen ? Execute : FrontEnd);
         }
+        // The notes were of the head that commits now.
+        drainNotes.clear();
+        pruneStoreMisses();
         // The samples since the last commit, up to this cycle, go to this
         // instruction, the first to commit after them (next-committing
         // view); in the skid view they wait for the boundary after this
@@ -313,8 +460,7 @@ CycleProfile::commitStall(const o3::DynInstPtr &inst)
     headSeen = true;
     headSeq = inst->seqNum;
     headPc = inst->pcState().instAddr();
-    if (inst->isFullMemBarrier() || inst->isReadBarrier() ||
-            inst->isWriteBarrier()) {
+    if (isBarrier(inst)) {
         headWaits = Barrier;
     } else if (inst->isLoad() || inst->isAtomic()) {
         auto miss = missLine.find(inst->seqNum);
@@ -371,7 +517,7 @@ CycleProfile::sleeping(const bool &now_asleep)
     if (now_asleep && !asleep && (window == Warming || window == Measuring))
         notifyScript();
     if (now_asleep && !asleep)
-        pendingCycles += advanceTo(now());
+        addPending(now());
     else if (!now_asleep && asleep)
         haltedCycles += advanceTo(now());
     asleep = now_asleep;
@@ -381,10 +527,18 @@ void
 CycleProfile::l1dMiss(const CacheAccessProbeArg &arg)
 {
     const RequestPtr &req = arg.pkt->req;
-    if (!req->hasInstSeqNum() || !arg.pkt->isRead())
+    if (!req->hasInstSeqNum())
         return;
     const Addr line = lineOf(arg.pkt->getAddr());
-    missLine[req->getReqInstSeqNum()] = line;
+    // A load (a locked one too) or a store: stores write after they
+    // commit, so their misses are kept apart, until they leave the store
+    // queue.
+    if (arg.pkt->isRead())
+        missLine[req->getReqInstSeqNum()] = line;
+    else if (arg.pkt->isWrite())
+        storeMissLine[req->getReqInstSeqNum()] = line;
+    else
+        return;
     lineServed[line] = ServedL2;
 }
 
@@ -414,8 +568,12 @@ CycleProfile::dumpRegion(const std::string &path)
         headSeen = blamed = false;
     }
     closeGroup();
-    if (window != Closed)
-        (asleep ? haltedCycles : pendingCycles) += advanceTo(now());
+    if (window != Closed) {
+        if (asleep)
+            haltedCycles += advanceTo(now());
+        else
+            addPending(now());
+    }
     // The cycles after the last commit have no next instruction inside the
     // region: they go to the head the core was waiting for, or to address
     // 0 (no instruction) if the reorder buffer was empty.
@@ -453,8 +611,12 @@ CycleProfile::dumpRegion(const std::string &path)
     if (window != NoWindow)
         window = Closed;
 
+    // The drain table first: a region's table is there only with its own.
+    const std::string problem = writeDrains(drainPath(path));
+    if (!problem.empty())
+        return problem;
     return writeTable(path, [&](std::FILE *out) {
-        std::fprintf(out, "# hotline cycle profile 2: units_per_cycle=%llu "
+        std::fprintf(out, "# hotline cycle profile 3: units_per_cycle=%llu "
                      "region_cycles=%llu halted_cycles=%llu sample_period=%llu "
                      "core=%s\n",
                      (unsigned long long)unitsPerCycle,
@@ -474,6 +636,25 @@ CycleProfile::dumpRegion(const std::string &path)
             for (uint64_t units : row->units)
                 std::fprintf(out, ",%llu", (unsigned long long)units);
             std::fprintf(out, "\n");
+        }
+    });
+}
+
+std::string
+CycleProfile::writeDrains(const std::string &path) const
+{
+    return writeTable(path, [&](std::FILE *out) {
+        std::fprintf(out, "# hotline drain profile 1: units_per_cycle=%llu "
+                     "core=%s\n", (unsigned long long)unitsPerCycle,
+                     cpu->name().c_str());
+        std::fprintf(out, "barrier_pc,waited_for,store_pc,vaddr,units\n");
+        for (const auto &[key, units] : drains) {
+            std::fprintf(out, "%llu,%s,%llu,%llu,%llu\n",
+                         (unsigned long long)key.barrierPc,
+                         waitNames[key.wait],
+                         (unsigned long long)key.storePc,
+                         (unsigned long long)key.vaddr,
+                         (unsigned long long)units);
         }
     });
 }

@@ -28,6 +28,32 @@
  * (x86 locked instructions are fenced micro-op sequences in gem5); a store;
  * its own execution; the front end; a mispredict; another squash.
  *
+ * A barrier's cycles are also charged, in a second table (the drain table),
+ * to what the barrier waited for.  gem5's O3 commit keeps a fence at the
+ * head of the reorder buffer until every older store has written its data
+ * (Commit::commitHead, hasStoresToWB), and only then lets it issue; an x86
+ * core writes its stores one at a time, in order (TSO), so the store that
+ * holds the drain is the oldest store in the store queue not yet written:
+ * committed and waiting to be sent, or in flight to the cache.  At the
+ * start of each of the core's cycles in which the head is a fence (the only
+ * cycles in which the store queue is read) the profile notes that store
+ * (its instruction, its data address), or that no older store is left; a
+ * note holds until the next one, also over cycles in which the core does
+ * not tick (it sleeps until the store's write wakes it).  Each of the
+ * barrier's cycles goes to the note in force in it:
+ *
+ *   - a store, named by what served its write: the L1D (it did not miss
+ *     there), or, for an L1D miss, the L2, memory or another core's cache,
+ *     learnt as for a load (the L1D's Miss, the L2's Miss and Fill);
+ *   - no store: nothing older than the fence left in the store queue, the
+ *     fence issuing and executing after the drain;
+ *   - not at the head: before the fence reached the head of the reorder
+ *     buffer (with it empty), cycles the rule above charges to the fence.
+ *
+ * So the drain table of an instruction adds up to its Barrier cycles
+ * exactly.  A store still in flight at the region's end is named by what
+ * is known of its miss then.  One thread per core, as everywhere here.
+ *
  * Beside the exact charge, two views of a sampling profiler that takes a
  * sample every samplePeriod unhalted cycles (oprofile on CPU_CLK_UNHALTED,
  * the seeds' profiler), differing in which instruction a sample names:
@@ -45,9 +71,11 @@
  *     instruction; oprofile's documentation calls the distance skid).  So a
  *     stalled load's samples name the instruction after the load.
  *
- * The table of a region (one row per instruction address) is written by
- * dumpRegion(), called from the run script at the region's end.  The format
- * is docs/gem5.md's "cycle profile".
+ * The table of a region (one row per instruction address) and its drain
+ * table (one row per barrier's instruction and what it waited for, beside
+ * it: PATH's name after "drains.") are written by dumpRegion(), called
+ * from the run script at the region's end.  The format is docs/gem5.md's
+ * "cycle profile".
  *
  * In sampled simulation (SMARTS) a region is one window, counted in the
  * core's committed micro-ops rather than in cycles: startWindow(w, m) lets
@@ -68,13 +96,16 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
 #include "base/types.hh"
 #include "cpu/inst_seq.hh"
 #include "cpu/o3/dyn_inst_ptr.hh"
+#include "cpu/o3/lsq_unit.hh"
 #include "mem/cache/cache_probe_arg.hh"
 #include "sim/probe/probe.hh"
 
@@ -108,6 +139,19 @@ enum Cause : unsigned
     NumCauses
 };
 
+/* What a barrier waited for in a cycle of its drain; the drain table's
+ * names, in this order. */
+enum Wait : uint8_t
+{
+    StoreL1dHit,  // a store whose write hit in the L1D
+    StoreL2,      // a store whose L1D miss the L2 served
+    StoreMemory,  // a store whose miss went to memory
+    StorePeer,    // a store whose miss another core's cache served
+    NoStore,      // no older store left in the store queue
+    NotAtHead,    // the fence not yet at the head of the reorder buffer
+    NumWaits
+};
+
 class CycleProfile : public ProbeListenerObject
 {
   public:
@@ -139,8 +183,35 @@ class CycleProfile : public ProbeListenerObject
         std::array<uint64_t, NumCauses> units{};
     };
 
-    /* Where a load's L1D miss was served. */
+    /* Where a load's or a store's L1D miss was served. */
     enum Served : uint8_t { ServedL2, ServedMemory, ServedPeer };
+
+    /* A note of the drain: from cycle `from` on, the fence at the head
+     * waits for the store `store` (0: none older left), and the waiting
+     * cycles given to this note so far. */
+    struct DrainNote
+    {
+        Cycles from;
+        InstSeqNum store = 0;
+        Addr pc = 0;
+        Addr vaddr = 0;
+        uint64_t cycles = 0;
+    };
+
+    /* A row of the drain table. */
+    struct DrainKey
+    {
+        Addr barrierPc;
+        Wait wait;
+        Addr storePc;   // 0 unless a store
+        Addr vaddr;     // the store's data address (its first byte)
+
+        bool operator<(const DrainKey &o) const
+        {
+            return std::tie(barrierPc, wait, storePc, vaddr) <
+                   std::tie(o.barrierPc, o.wait, o.storePc, o.vaddr);
+        }
+    };
 
     void commit(const o3::DynInstPtr &inst);
     void commitStall(const o3::DynInstPtr &inst);
@@ -150,6 +221,9 @@ class CycleProfile : public ProbeListenerObject
     void l1dMiss(const CacheAccessProbeArg &arg);
     void l2Miss(const CacheAccessProbeArg &arg);
     void l2Fill(const CacheAccessProbeArg &arg);
+    /* At the start of each of the core's cycles: the drain's note, if the
+     * head is a fence. */
+    void noteDrain();
 
     Cycles now() const;
     uint64_t unhalted(Cycles c) const;
@@ -163,6 +237,19 @@ class CycleProfile : public ProbeListenerObject
     void chargeStall(Addr pc, Cause cause);
     /* Moves accounted up to c; returns the cycles it moved over. */
     uint64_t advanceTo(Cycles c);
+    /* Moves accounted up to c, the cycles it moves over waiting for the
+     * next commit (pending), each also to the drain's note in force. */
+    void addPending(Cycles c);
+    /* The pending cycles' drain notes, as the barrier at pc's table rows. */
+    void chargeDrain(Addr pc);
+    /* The pending cycles were charged or dropped: so are their notes'. */
+    void forgetDrainCycles();
+    /* What the drain of a store waited for: what served its write. */
+    Wait servedWait(InstSeqNum store) const;
+    /* Forget the misses of stores that have left the store queue. */
+    void pruneStoreMisses();
+    /* Write the region's drain table to path (dumpRegion's). */
+    std::string writeDrains(const std::string &path) const;
     /* The window's warm-up ends at the first event in a cycle after its
      * last micro-op's (c): the region starts there. */
     void endWarmup(Cycles c);
@@ -222,6 +309,19 @@ class CycleProfile : public ProbeListenerObject
      * and where each line's latest miss was served. */
     std::unordered_map<InstSeqNum, Addr> missLine;
     std::unordered_map<Addr, Served> lineServed;
+
+    /* The core's store queue, learnt from the first load or store that
+     * commits (its sqIt). */
+    o3::LSQUnit::StoreQueue *storeQueue = nullptr;
+    /* The L1D misses of stores still in the store queue or named by the
+     * drain notes: sequence number to line. */
+    std::map<InstSeqNum, Addr> storeMissLine;
+    /* The drain notes since the last commit, in cycle order; the pending
+     * cycles before the first of them. */
+    std::vector<DrainNote> drainNotes;
+    uint64_t drainUnnoted = 0;
+    /* The drain table: units per row. */
+    std::map<DrainKey, uint64_t> drains;
 };
 
 } // namespace hotline

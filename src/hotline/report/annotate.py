@@ -8,7 +8,10 @@ A gem5 run on O3 cores with hotline's extension also has its time: each
 instruction's cycles (the exact, time-proportional charge: docs/gem5.md)
 as a share of the function's, the share of the function's samples a
 sampling profiler would have given it (the seeds' view, oprofile's), and
-what it mostly waited for.  Where a seed's instruction table covers the
+what it mostly waited for; under an instruction whose fences waited (an x86
+locked instruction), what they waited for: the stores that held the store
+queue's drain, each with its data and what served its write, and the
+cycles each held it.  Where a seed's instruction table covers the
 function (pte_chain_add and pte_chain_remove: the seed's page_add_rmap and
 page_remove_rmap, names `annotate` also takes), the seed's shares go
 beside the instructions in the same role.  With --sampled SAMPLED_RUN (a
@@ -34,6 +37,7 @@ from hotline.report import render, tables as rt
 from hotline.records.manifest import Manifest
 from hotline.report.run import Run, header, read_run, redo
 from hotline.kernel.source_text import SourceText
+from hotline.results.objects import describe
 from hotline.results.schema import CAUSES, CYCLE_CAUSES, LEVELS
 
 # The seeds' instruction tables beside the functions that do their work in
@@ -53,6 +57,19 @@ SEED_NAMES = {seed_name: ours for ours, (seed_name, _) in SEED_TABLES.items()}
 SHORT = {"compulsory": "cmp", "capacity": "cap", "conflict": "cnf", "coherence": "coh",
          "upgrade": "upg"}
 LEGEND = ", ".join(f"{v} {k}" for k, v in SHORT.items())
+
+# The drain table's waits (results/schema.py DRAIN_WAITS) as the listing
+# says them: what served a store's write, or what else a fence waited for.
+SERVED = {"store_l1d_hit": "L1D hit", "store_l2": "L2", "store_memory": "memory",
+          "store_peer": "another core"}
+OTHER_WAITS = {"no_store": "nothing in the store queue", "not_at_head": "not yet at the head"}
+DRAIN_COLUMNS = ["pc", "waited_for", "store_pc", "store_symbol", "store_offset", "object",
+                 "field", "cycles"]
+DRAIN_LEGEND = ("Under an instruction whose fences waited (gem5 runs an x86 locked instruction "
+                "as fenced micro-ops): its barrier cycles by what they waited for, the store "
+                "that held the store queue's drain (its address, its data, what served its "
+                "write), nothing older left in the store queue (the fence issuing), or the "
+                "fence not yet at the head.")
 
 
 @dataclass
@@ -111,6 +128,41 @@ def cycle_split(cycles: pd.DataFrame, pcs: list[int]) -> dict:
                           if skid else None,
                           "waiting": waiting.removeprefix("cycles_")}
     return {"cycles": total, "samples": samples, "per_pc": split}
+
+
+def _store(row, function: str) -> str:
+    """A store that held a drain: its address, its place (in the function
+    or another), its data and what served its write."""
+    symbol, offset = row.store_symbol, int(row.store_offset)
+    place = f"+{offset:#x}" if symbol == function else f"{symbol}+{offset:#x}" if symbol else ""
+    return (f"store at {int(row.store_pc):x}{' ' + place if place else ''} "
+            f"({describe(row.object, row.field)}, {SERVED[row.waited_for]})")
+
+
+def drain_split(drains: pd.DataFrame, pcs: list[int], function: str,
+                stores: int = 4) -> dict[int, str]:
+    """{pc: what its fences waited for} of the given instructions with
+    barrier cycles, summed over cores and regions: "waited N cycles for:
+    store at PC (object.field, what served it) cycles, ..., nothing in the
+    store queue cycles".  The stores that held the drain longest first, at
+    most `stores` of them (then how many more, and their cycles); the other
+    waits after them.  N is the instruction's barrier cycles."""
+    mine = drains[drains["pc"].isin(pcs)]
+    keys = ["pc", "waited_for", "store_pc", "store_symbol", "store_offset", "object", "field"]
+    sums = mine.groupby(keys, as_index=False)["cycles"].sum()
+    notes = {}
+    for pc, rows in sums.groupby("pc"):
+        held = rows[rows["waited_for"].isin(list(SERVED))].sort_values(
+            ["cycles", "store_pc"], ascending=[False, True], kind="stable")
+        items = [f"{_store(r, function)} {r.cycles:,.0f}" for r in held.head(stores).itertuples()]
+        if len(held) > stores:
+            rest = held["cycles"].iloc[stores:].sum()
+            items.append(f"{len(held) - stores} more stores {rest:,.0f}")
+        for wait, said in OTHER_WAITS.items():
+            if waited := rows.loc[rows["waited_for"] == wait, "cycles"].sum():
+                items.append(f"{said} {waited:,.0f}")
+        notes[int(pc)] = f"waited {rows['cycles'].sum():,.0f} cycles for: " + ", ".join(items)
+    return notes
 
 
 def partial_writes(rapw: pd.DataFrame, pcs: set[int], function: str,
@@ -206,11 +258,15 @@ def annotate(run: Run, function: str, source: SourceText | None = None,
     kinds = data.groupby("pc")["kind"].agg(lambda k: "/".join(sorted(set(k))))
     rapw = partial_writes(t.rapw, set(pcs), function)
     levels = [lv for lv in LEVELS if lv in set(t.misses["level"])]
-    time = None
+    time, drains = None, {}
     if "cycles" not in t.absent:
         time = cycle_split(t.cycles, pcs)
         time["run_cycles"] = float(t.cycles["cycles"].sum())
         time["run_share"] = time["cycles"] / (time["run_cycles"] or 1)
+    if "drains" in run.manifest.tables:
+        drains = drain_split(rt.read_table(run.directory / "drains.parquet", DRAIN_COLUMNS,
+                                           f"the run is damaged: {redo(run.directory)}"),
+                             pcs, function)
     estimate = estimates(run, Path(sampled), pcs) if sampled is not None else None
     source = source or SourceText.of_build(run.kernel)
     rows, previous = [], None
@@ -224,7 +280,8 @@ def annotate(run: Run, function: str, source: SourceText | None = None,
                      "kind": kinds.get(pc, ""), "accesses": int(accesses.get(pc, 0)),
                      "misses": {lv: by_level.get(lv, {}) for lv in levels},
                      "partial writes": rapw.get(pc, ""),
-                     "time": time["per_pc"].get(pc) if time else None})
+                     "time": time["per_pc"].get(pc) if time else None,
+                     "drain": drains.get(pc, "")})
     totals = {lv: sum(sum(r["misses"][lv].values()) for r in rows if "pc" in r) for lv in levels}
     return Annotation(function, symbol.start, symbol.size, levels, rows, totals, source.missing,
                       time, seed_beside(function, symbol.start, listing), estimate)
@@ -288,6 +345,8 @@ def as_text(manifest: Manifest, a: Annotation) -> str:
                       "next instruction to commit ('next') and to the instruction after the "
                       "boundary at which a Pentium III takes the counter's interrupt ('skid'; "
                       "'-' for a profile made without it), what it mostly waited for."]
+    if any(r.get("drain") for r in a.rows):
+        out[-1:-1] = [DRAIN_LEGEND]
     if a.seed:
         out[-1:-1] = [f"Seed: {a.seed[0]} (column 'seed')."]
     if a.estimate:
@@ -324,11 +383,14 @@ def as_text(manifest: Manifest, a: Annotation) -> str:
         if r["partial writes"]:
             line += f"    [partial writes: {r['partial writes']}]"
         out.append(line)
+        if r.get("drain"):
+            out.append(f"{blank}    {r['drain']}")
     return "\n".join(out) + "\n"
 
 
 ANNOTATE_STYLE = """.src td{color:#555;background:#f4f4f4;font-family:monospace;text-align:left}
-.insn td{font-family:monospace}.pw{color:#b00}"""
+.insn td{font-family:monospace}.pw{color:#b00}
+.drain td{color:#555;font-family:monospace;text-align:left;padding-left:3em}"""
 
 
 def as_html(manifest: Manifest, a: Annotation) -> str:
@@ -346,6 +408,8 @@ def as_html(manifest: Manifest, a: Annotation) -> str:
             + html.escape(", ".join(f"{lv} {n:,}" for lv, n in a.totals.items())) +
             " misses. Source lines (grey) precede the instructions they produced; cells are "
             "shaded by misses. * instruction as patched at boot.</p>"]
+    if any(r.get("drain") for r in a.rows):
+        body.append(f"<p>{html.escape(DRAIN_LEGEND)}</p>")
     if a.seed:
         body.append(f"<p>Seed: {html.escape(a.seed[0])} (column 'seed').</p>")
     if a.estimate:
@@ -386,6 +450,9 @@ def as_html(manifest: Manifest, a: Annotation) -> str:
                   f"<td>+{r['offset']:#x}</td>", f"<td>{html.escape(r['instruction'])}</td>",
                   f'<td class="pw">{html.escape(r["partial writes"])}</td>']
         body.append('<tr class="insn">' + "".join(cells) + "</tr>")
+        if r.get("drain"):
+            body.append(f'<tr class="drain"><td colspan="{width}">{html.escape(r["drain"])}'
+                        "</td></tr>")
     body.append("</table>")
     return render.page(f"hotline annotate {a.function}", header(manifest), body)
 

@@ -30,7 +30,7 @@ misses.parquet, one row per (cpu, instruction, data field, level, cause):
 
 The other tables, as the QEMU backend's hotline-cache writes them
 (simulate/qemu/cache_tables.py); gem5 runs make misses, coherence, roi, and
-with O3 cores rapw, cycles and region_cycles; a table no run made reads as
+with O3 cores rapw, cycles, region_cycles and drains; a table no run made reads as
 empty with these columns (analysis/results.py):
 
 instructions.parquet, one row per (instruction, access kind) executed: its
@@ -57,6 +57,19 @@ cycles.parquet (gem5 O3), one row per (region, cpu, instruction): committed
 region_cycles.parquet (gem5 O3), one row per (region, cpu): the region's
   cycles and the halted ones among them (the rest add up to the cpu's
   cycles in cycles.parquet), and the sampled view's period.
+drains.parquet (gem5 O3), one row per (region, cpu, barrier instruction,
+  what it waited for, store instruction, data object and field): the
+  cycles of the instruction's cycles_barrier (a fence's: x86 locked
+  instructions are fenced micro-ops in gem5) spent waiting for it
+  (waited_for, DRAIN_WAITS): the store holding the store queue's drain,
+  by what served its write (store_l1d_hit: it did not miss in the L1D;
+  store_l2, store_memory, store_peer: its L1D miss the L2, memory or
+  another core's cache served), with its data's object and field; no
+  older store left (no_store: the fence issuing and executing); or the
+  fence not yet at the head of the reorder buffer (not_at_head).  A
+  barrier instruction's rows add up to its cycles_barrier in
+  cycles.parquet.  Both instructions symbolized (the store's store_pc,
+  store_symbol, ...; 0 and "" where waited_for names no store).
 sampled_cycles.parquet (gem5 O3, sampled simulation), one row per
   instruction the windows saw: the windows measured, its cycles and
   micro-ops in them (all cores); its share of the region's micro-ops
@@ -113,6 +126,15 @@ CYCLES = {
 }
 REGION_CYCLES = {"run": "string", "region": "int64", "cpu": "int64", "cycles": "int64",
                  "halted_cycles": "int64", "sample_period": "int64"}
+# What a barrier's cycles waited for, in the order of cycle_profile.hh's
+# enum Wait (tests/test_cycle_profile.py checks them against its waitNames).
+DRAIN_WAITS = ("store_l1d_hit", "store_l2", "store_memory", "store_peer", "no_store",
+               "not_at_head")
+DRAINS = {"run": "string", "region": "int64", "cpu": "int64", "pc": "uint64",
+          "waited_for": "string", "store_pc": "uint64", "object": "string",
+          "field": "string", "cycles": "float64", "symbol": "string", "offset": "int64",
+          "source_line": "string", "store_symbol": "string", "store_offset": "int64",
+          "store_source_line": "string"}
 SAMPLED_CYCLES = {"run": "string", "pc": "uint64", "windows": "int64", "cycles": "float64",
                   "share": "float64", "share_low": "float64", "share_high": "float64",
                   "micro_ops": "int64", "micro_op_share": "float64",
@@ -124,7 +146,7 @@ CODE = {"run": "string", "symbol": "string", "offset": "int64", "pc": "uint64",
         "bytes": "string", "text": "string"}
 TABLES = {"misses": MISSES, "instructions": INSTRUCTIONS, "coherence": COHERENCE, "rapw": RAPW,
           "roi": ROI, "turns": TURNS, "cycles": CYCLES, "region_cycles": REGION_CYCLES,
-          "sampled_cycles": SAMPLED_CYCLES, "code": CODE}
+          "sampled_cycles": SAMPLED_CYCLES, "drains": DRAINS, "code": CODE}
 LEVELS = ("L1I", "L1D", "L2", "L3")
 # The causes of a miss, spelled here only: the cache model's outcome names
 # (plugins/cachemodel/cachemodel.c) and gem5's miss profile's cause names

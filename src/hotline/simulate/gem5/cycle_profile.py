@@ -1,14 +1,15 @@
 """hotline's gem5 cycle profile (configs/gem5/extras/cycle_profile.hh: one
-table per core and region, written inside gem5) into the run's
-cycles.parquet and region_cycles.parquet (results/schema.py); or, of a
-sampled run (one table per core and window), into sampled_cycles.parquet:
-each instruction's share of the cycles, estimated with its 95% interval
-over the windows.
+table per core and region, written inside gem5, and its drain table beside
+it) into the run's cycles.parquet, region_cycles.parquet and drains.parquet
+(results/schema.py); or, of a sampled run (one table per core and window),
+into sampled_cycles.parquet: each instruction's share of the cycles,
+estimated with its 95% interval over the windows.
 
 Each table's first line says how many units make a cycle and how many
 cycles the region had, halted ones among them; its rows charge every other
-cycle to one instruction, in units.  The reader checks that they add up,
-exactly, before anything is made of them."""
+cycle to one instruction, in units.  The drain table charges each
+instruction's barrier cycles again, to what the fence waited for.  The
+reader checks that both add up, exactly, before anything is made of them."""
 
 from pathlib import Path
 
@@ -21,10 +22,36 @@ from hotline.results import schema
 from hotline.results.attribute import with_code
 from hotline.simulate.gem5 import extension_table
 
-MAGIC = "# hotline cycle profile 2:"
+MAGIC = "# hotline cycle profile 3:"
 COUNTS = ["pc", "instructions", "micro_ops", "samples", "skid_samples"]  # then units per cause
-# A profile made before the skid view: the same, without skid_samples.
+# Profiles made before the drain table (2) and before the skid view (1,
+# without skid_samples): their tables have no drain table beside them.
+MAGIC_2 = "# hotline cycle profile 2:"
 MAGIC_1, COUNTS_1 = "# hotline cycle profile 1:", COUNTS[:4]
+
+DRAIN_MAGIC = "# hotline drain profile 1:"
+DRAIN_COLUMNS = ["barrier_pc", "waited_for", "store_pc", "vaddr", "units"]
+DRAIN_TYPES = {"barrier_pc": "uint64", "waited_for": "string", "store_pc": "uint64",
+               "vaddr": "uint64", "units": "uint64"}
+# The drain table's name: the region table's after this (cycle_profile.cc,
+# drainPrefix).
+DRAIN_PREFIX = "drains."
+
+
+def _version(path: Path) -> tuple[str, list[str], bool]:
+    """The table's first line, its columns before the causes, and whether a
+    drain table is beside it."""
+    with open(path, "rb") as f:
+        first = f.read(len(MAGIC))
+    for magic, counts in ((MAGIC_1, COUNTS_1), (MAGIC_2, COUNTS)):
+        if first == magic.encode():
+            return magic, counts, False
+    return MAGIC, COUNTS, True
+
+
+def drain_path(path: Path) -> Path:
+    """Where the drain table of the region table at path is."""
+    return path.with_name(DRAIN_PREFIX + path.name)
 
 
 def read(path: Path) -> tuple[dict, pd.DataFrame]:
@@ -32,9 +59,7 @@ def read(path: Path) -> tuple[dict, pd.DataFrame]:
     (pc, instructions, micro_ops, then units per cause), refused with one
     line if it is not one or does not add up.  Samples (the sampled view)
     are counted apart from the cycles."""
-    with open(path, "rb") as f:
-        first = f.read(len(MAGIC_1))
-    magic, counts = (MAGIC_1, COUNTS_1) if first == MAGIC_1.encode() else (MAGIC, COUNTS)
+    magic, counts, _ = _version(path)
     meta, rows = extension_table.read(
         path, magic, "cycle profile",
         ("units_per_cycle", "region_cycles", "halted_cycles", "sample_period"),
@@ -48,12 +73,68 @@ def read(path: Path) -> tuple[dict, pd.DataFrame]:
     return meta, rows
 
 
+def read_drains(path: Path, meta: dict, rows: pd.DataFrame) -> pd.DataFrame | None:
+    """The drain table beside the region table at path (meta and rows:
+    read()'s of it): its rows (barrier_pc, waited_for, store_pc, vaddr,
+    units); None for a profile made before drain tables.  Refused with one
+    line if it is missing or damaged, names a wait this hotline does not
+    know, or a barrier instruction's rows do not add up to its barrier
+    units in the region table."""
+    if not _version(path)[2]:
+        return None
+    at = drain_path(path)
+    if not at.exists():
+        raise HotlineError(f"{at}: missing beside {path.name}: run the experiment again")
+    drain_meta, drains = extension_table.read(at, DRAIN_MAGIC, "drain profile",
+                                              ("units_per_cycle",), DRAIN_COLUMNS, DRAIN_TYPES)
+    units = meta["units_per_cycle"]
+    if drain_meta["units_per_cycle"] != units:
+        raise HotlineError(f"{at}: {drain_meta['units_per_cycle']} units a cycle, {path.name} "
+                           f"{units}: {extension_table.REBUILD}")
+    unknown = set(drains["waited_for"].unique()) - set(schema.DRAIN_WAITS)
+    if unknown:
+        raise HotlineError(f"{at}: unknown wait {sorted(unknown)[0]!r}; {extension_table.REBUILD}")
+    barrier = {int(pc): int(n) for pc, n in rows.groupby("pc")["barrier"].sum().items() if n}
+    waited = {int(pc): int(n) for pc, n in drains.groupby("barrier_pc")["units"].sum().items()}
+    for pc in sorted(barrier.keys() | waited.keys()):
+        if barrier.get(pc, 0) != waited.get(pc, 0):
+            raise HotlineError(f"{at}: the fences at {pc:#x} waited {waited.get(pc, 0) / units:g} "
+                               f"cycles by it and {barrier.get(pc, 0) / units:g} by "
+                               f"{path.name}: the drain table does not add up")
+    return drains
+
+
+def _drain_table(frames: list[pd.DataFrame], objects) -> pd.DataFrame:
+    """drains.parquet of the regions' drain rows: each store's data named
+    (object and field, as the miss profile's are), summed over the
+    addresses within one field, both instructions symbolized."""
+    if not frames:
+        return schema.conform(schema.empty(schema.DRAINS), schema.DRAINS, "drains")
+    frame = pd.concat(frames, ignore_index=True)
+    stores = frame["waited_for"].str.startswith("store_").to_numpy(dtype=bool)
+    places = {int(v): objects.locate(int(v)) for v in frame.loc[stores, "vaddr"].unique()}
+    named = [places[int(v)] if store else ("", "") for v, store in zip(frame["vaddr"], stores)]
+    frame["object"] = [o for o, _ in named]
+    frame["field"] = [f for _, f in named]
+    frame = objects.name_members(frame, "store_pc")
+    keys = ["run", "region", "cpu", "pc", "waited_for", "store_pc", "object", "field"]
+    frame = frame.groupby(keys, as_index=False, sort=True)["cycles"].sum()
+    frame = with_code(with_code(frame, "pc", "", objects), "store_pc", "store_", objects)
+    return schema.conform(frame, schema.DRAINS, "drains")
+
+
 def tables(files: dict[tuple[int, int], Path], objects, run_id: str) -> dict[str, pd.DataFrame]:
-    """cycles and region_cycles of every (region, cpu)'s table."""
-    cycles, regions = [], []
+    """cycles, region_cycles and drains of every (region, cpu)'s table."""
+    cycles, regions, drains = [], [], []
     for (region, cpu), path in sorted(files.items()):
         meta, rows = read(path)
         units = meta["units_per_cycle"]
+        waited = read_drains(path, meta, rows)
+        if waited is not None and len(waited):
+            drains.append(pd.DataFrame({
+                "run": run_id, "region": region, "cpu": cpu, "pc": waited["barrier_pc"],
+                "waited_for": waited["waited_for"], "store_pc": waited["store_pc"],
+                "vaddr": waited["vaddr"], "cycles": waited["units"].astype("float64") / units}))
         frame = pd.DataFrame({"run": run_id, "region": region, "cpu": cpu, "pc": rows["pc"],
                               "instructions": rows["instructions"].astype("int64"),
                               "micro_ops": rows["micro_ops"].astype("int64"),
@@ -71,7 +152,8 @@ def tables(files: dict[tuple[int, int], Path], objects, run_id: str) -> dict[str
     table = with_code(table, "pc", "", objects) if len(table) else table
     return {"cycles": schema.conform(table, schema.CYCLES, "cycles"),
             "region_cycles": schema.conform(pd.DataFrame(regions, columns=list(
-                schema.REGION_CYCLES)), schema.REGION_CYCLES, "region_cycles")}
+                schema.REGION_CYCLES)), schema.REGION_CYCLES, "region_cycles"),
+            "drains": _drain_table(drains, objects)}
 
 
 def _ratio(y: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
