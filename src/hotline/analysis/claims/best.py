@@ -163,9 +163,14 @@ def decided_by(column_: Column, check: Check) -> str:
 
 
 def control(check: Check | None) -> str:
+    """The negative control's verdict, with its reason where it has one (an
+    inconclusive control says why, as every inconclusive verdict does)."""
     if check is None:
         return "-"
-    return f"{check.control.design}: {check.control.verdict}" if check.control else "none"
+    if check.control is None:
+        return "none"
+    why = f" ({check.control.reason})" if check.control.reason else ""
+    return f"{check.control.design}: {check.control.verdict}{why}"
 
 
 # The top table's columns, in order: at most six, so that it fits a 1,400 px window.

@@ -31,7 +31,10 @@ RULE = Rule(
         Condition("hits", ">", 0, "pgds taken from the cache"),
     ),
     not_supported=(Condition("ratio", "<=", 1 - WITHIN, "pgd-cache's cost over baseline's",
-                             "x"),))
+                             "x"),),
+    basis=(f"the claim is of no effect, so there is none to take fractions of: within "
+           f"{WITHIN:.0%} of baseline's cost either way supports, {WITHIN:.0%} cheaper or "
+           "more refutes; pgds taken from the cache check that the cache was used"))
 
 
 def figures(results: Results, design: str) -> Measured | str:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from hotline.analysis.claims.rules import (
-    INCONCLUSIVE, NOT_SUPPORTED, VERDICTS, Control, Interval, Measured, Rule)
+    INCONCLUSIVE, MEAN, NOT_SUPPORTED, VERDICTS, Control, Interval, Kind, Measured, Rule)
 from hotline.analysis.claims.seeds import SEED_FILES
 from hotline.analysis.results import Results
 
@@ -49,6 +49,10 @@ class Claim:
     # How the rule came to be, newest last; a change made after results
     # were seen says so.
     history: tuple[str, ...] = ()
+    # The figures that are no plain mean (rules.py's Kind): shares, cuts
+    # and ranks, whose intervals are bounded or bootstrapped; any other
+    # figure's interval is Student's t.
+    kinds: dict[str, Kind] = field(default_factory=dict)
 
     def __post_init__(self):
         assert (self.control is None) != (not self.no_control), \
@@ -99,11 +103,9 @@ def decide(claim: Claim, results: Results, design: str) -> Decided:
     measured = found
     names = {c.figure for c in claim.rule.thresholds()} | \
         {name for m in measured for name in m.figures}
-    intervals = {name: Interval.of(m.figures.get(name, float("nan")) for m in measured)
+    intervals = {name: Interval.of((m.figures.get(name, float("nan")) for m in measured),
+                                   claim.kinds.get(name, MEAN))
                  for name in sorted(names)}
-    # A share (a figure the rule compares as a percentage) cannot leave 0-100%.
-    for name in {c.figure for c in claim.rule.thresholds() if c.unit == "%"}:
-        intervals[name] = intervals[name].within(0.0, 1.0)
     text = claim.describe(intervals, measured[0].numbers)
     undecided = next((m.reason for m in measured if m.reason), "")
     if undecided:

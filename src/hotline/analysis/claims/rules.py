@@ -4,12 +4,19 @@ A rule is two lists of conditions on named figures, fixed before any data:
 "supported" when every supported condition holds, "not supported" when any
 not-supported condition holds, "inconclusive" otherwise.  A figure is
 measured once per repeat of the experiment, and a condition is decided on
-the figure's 95% interval (Student's t over the repeats), not on one value:
-it holds when the whole interval meets it, fails when none of it does, and
-is undecided when its threshold lies inside the interval.  An undecided
+the figure's 95% interval (of its kind: Kind), not on one value: it holds
+when the whole interval meets it, fails when none of it does, and is
+undecided when its threshold lies inside the interval.  An undecided
 condition that would have changed the verdict makes it "inconclusive", and
 the reason says which threshold the interval holds.  With one run the
 interval is the value itself, and the figure says "1 run".
+
+The thresholds follow one convention (docs/claims.md, "The threshold
+convention"): where the seed measured the claim's effect, supported needs
+the whole interval at or beyond SUPPORT of the seed's effect and not
+supported the whole interval at or within REFUTE of it (Effect makes both
+conditions); a rule's other thresholds are bounds that the claim's words
+set, and the rule says so (Rule.basis).
 """
 
 import math
@@ -18,11 +25,40 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hotline.intervals import half_width
+from hotline.intervals import bootstrap, half_width
 
 SUPPORTED, NOT_SUPPORTED, INCONCLUSIVE = "supported", "not supported", "inconclusive"
 VERDICTS = (SUPPORTED, NOT_SUPPORTED, INCONCLUSIVE)
 NAN = float("nan")
+
+# The threshold convention, the same for every claim with a seed figure: a
+# model of the seed's machine is asked for the seed's effect to within a
+# factor of two (SUPPORT), and an effect under half of that is not the
+# seed's (REFUTE); between them the model's differences from the seed's
+# machine could explain either verdict.  They are the fractions that the
+# rules fixed before any result they decide had been seen used (C2's, and
+# C6's for the spin time); docs/claims.md gives the reasons in full and
+# what the committed results showed when every rule took them.
+SUPPORT, REFUTE = 0.5, 0.25
+FRACTION_WORDS = {SUPPORT: "half", REFUTE: "a quarter"}
+
+
+@dataclass(frozen=True)
+class Kind:
+    """What a figure is, where that shapes its interval: the range no run
+    can measure beyond, and whether the interval of its mean is a
+    bootstrap's (places in a ranking are integers, and a Student-t
+    interval of them runs past the places the runs gave)."""
+    low: float = -math.inf
+    high: float = math.inf
+    bootstrap: bool = False
+
+
+MEAN = Kind()                       # a mean of anything: Student's t
+SHARE = Kind(0.0, 1.0)              # of a whole, or a rate: 0 to 100%
+CUT = Kind(high=1.0)                # 1 - after/before: at most 100%, negative where it grew
+SHIFT = Kind(-1.0, 1.0)             # one share less another
+RANK = Kind(1.0, bootstrap=True)    # a place in a ranking, #1 first
 
 
 @dataclass(frozen=True)
@@ -34,23 +70,30 @@ class Interval:
     n: int
 
     @classmethod
-    def of(cls, values) -> "Interval":
-        """The 95% Student-t interval of the mean of `values` (a point for
-        one value or for values that do not vary; NaN if any is NaN: a
-        repeat that could not measure the figure leaves it unknown)."""
+    def of(cls, values, kind: Kind = MEAN) -> "Interval":
+        """The 95% interval of the mean of `values`, a figure of `kind`:
+        Student's t, or a bootstrap's for a kind that asks for one, cut to
+        the range the kind can take (a point for one value or for values
+        that do not vary; NaN if any is NaN: a repeat that could not
+        measure the figure leaves it unknown)."""
         values = np.asarray(list(values), dtype=float)
         if values.size == 0 or np.isnan(values).any():
             return cls(NAN, NAN, NAN, int(values.size))
         mean = float(values.mean())
         if values.size == 1 or np.all(values == values[0]):
             return cls(mean, mean, mean, int(values.size))
-        half = float(half_width(values.std(ddof=1), values.size))
-        return cls(mean, mean - half, mean + half, int(values.size))
+        if kind.bootstrap:
+            low, high = bootstrap(values)
+        else:
+            half = float(half_width(values.std(ddof=1), values.size))
+            low, high = mean - half, mean + half
+        return cls(mean, low, high, int(values.size)).within(kind.low, kind.high)
 
     def within(self, low: float, high: float) -> "Interval":
         """The interval cut to the range the figure can take (a share's
         0 to 100%): a Student-t interval of a figure near its bound runs
-        past it, which no run can measure."""
+        past it, which no run can measure.  The mean is within the range
+        already, being a mean of measured values."""
         return Interval(self.mean, max(self.low, low), min(self.high, high), self.n)
 
     def __format__(self, spec: str) -> str:
@@ -79,7 +122,10 @@ class Condition:
     op: str             # one of >, >=, <, <=
     threshold: float
     says: str           # the figure in words, for the rule's text
-    unit: str = ""      # "%": shown as a percentage; "x": as a factor
+    unit: str = ""      # "%": shown as a percentage; "x": as a factor; "#": as a place
+    # The seed's effect this threshold is a fraction of (Effect), or None
+    # for a bound the claim's words set (the rule's basis says which).
+    effect: "Effect | None" = None
 
     def __post_init__(self):
         assert self.op in _OPS, self.op
@@ -98,20 +144,68 @@ class Condition:
             value = f"{self.threshold * 100:.3g}%"
         elif self.unit == "x":
             value = f"x{self.threshold:.3g}"
+        elif self.unit == "#":
+            value = f"#{self.threshold:.3g}"
         else:
             value = f"{self.threshold:,.3g}"
         return f"{self.says} {self.op} {value}"
 
 
 @dataclass(frozen=True)
+class Effect:
+    """A claim's effect as its seed measured it, and the two conditions the
+    convention makes of it: supported at or beyond SUPPORT of the effect,
+    not supported at or within REFUTE of it.  The effect is measured from
+    `origin`, the figure where there is none (0 for a share, a cut or a
+    count; 1 for a ratio of costs).  A claim whose seed names the effect
+    without a figure takes what its words assert as `seed` (all of a
+    share, once per call) and says so in `of`."""
+    figure: str
+    seed: float         # the seed's figure, in the figure's own terms
+    says: str           # the figure in words
+    unit: str = ""
+    origin: float = 0.0
+    of: str = "the seed's effect"       # what `seed` is, in words
+
+    def threshold(self, fraction: float) -> float:
+        return self.origin + fraction * (self.seed - self.origin)
+
+    def _words(self, fraction: float) -> str:
+        return f"{self.says} ({FRACTION_WORDS[fraction]} of {self.of})"
+
+    @property
+    def supported(self) -> Condition:
+        return Condition(self.figure, ">=", self.threshold(SUPPORT), self._words(SUPPORT),
+                         self.unit, self)
+
+    @property
+    def refuted(self) -> Condition:
+        return Condition(self.figure, "<=", self.threshold(REFUTE), self._words(REFUTE),
+                         self.unit, self)
+
+
+@dataclass(frozen=True)
 class Rule:
     supported: tuple[Condition, ...]       # all must hold
     not_supported: tuple[Condition, ...]   # any one suffices
+    # Why the thresholds that are no fraction of a seed's effect are where
+    # they are (the claim's words, a check that the design ran); "" where
+    # every threshold is one.
+    basis: str = ""
+
+    def __post_init__(self):
+        assert self.basis or all(c.effect for c in self.thresholds()), \
+            "a threshold that is no fraction of the seed's effect, and no basis for it"
 
     def text(self) -> str:
+        effect = any(c.effect for c in self.thresholds())
+        why = [*([f"a threshold on the effect is {FRACTION_WORDS[SUPPORT]} of it to support, "
+                  f"{FRACTION_WORDS[REFUTE]} to refute"] if effect else []),
+               *([self.basis] if self.basis else [])]
         return (f"supported if {' and '.join(c.shown() for c in self.supported)}; "
                 f"not supported if {' or '.join(c.shown() for c in self.not_supported)}; "
-                "inconclusive otherwise, or when a 95% interval holds a threshold that decides")
+                "inconclusive otherwise, or when a 95% interval holds a threshold that "
+                f"decides ({'; '.join(why)})")
 
     def thresholds(self) -> list[Condition]:
         return [*self.supported, *self.not_supported]
