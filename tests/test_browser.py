@@ -89,6 +89,24 @@ def test_a_page_taller_than_one_screenshot_is_taken_whole_in_parts(tmp_path):
     assert all(str(p) in line for p in shown.screenshots)
 
 
+def test_a_reports_wide_tables_scroll_inside_the_window(tmp_path):
+    """At the width pages are read at, a report whose tables are wider than
+    the window is not: each table scrolls in its own box."""
+    from hotline.report import render
+    from tests.test_report_render import MANIFEST, WIDE, report_sections
+    page = tmp_path / "report.html"
+    page.write_text(render.as_html(MANIFEST, report_sections()))
+    shown = browser.render(page, tmp_path / "report.png")
+    assert shown.overflow == 0 and Image.open(shown.screenshot).size[0] == browser.WIDTH
+    assert "wider than" not in browser.summary(page, shown)
+    # The negative control: the same table outside its box widens the page.
+    bare = tmp_path / "bare.html"
+    bare.write_text(render.page("t", [], [WIDE.to_html(index=False)]))
+    shown = browser.render(bare)
+    assert shown.overflow > 0
+    assert f"px wider than the {browser.WIDTH:,}-px window" in browser.summary(bare, shown)
+
+
 def test_parts_of_a_screenshot():
     from pathlib import Path
     h = browser.SCREENSHOT_HEIGHT

@@ -104,6 +104,28 @@ def test_the_check_finds_a_missing_path():
     assert not (paths.REPO / "src/hotline/no_such_module.py").exists()
 
 
+# A relative path in backticks or a link that climbs out of its folder.
+CLIMBING = re.compile(r"(?:`|\]\()(\.\./[^`)\s]*)")
+
+
+def paths_outside(page, text: str) -> list[str]:
+    """The paths `text`, on `page`, names outside the repository."""
+    return [m.group(1) for m in CLIMBING.finditer(text)
+            if not any((base / m.group(1)).resolve().is_relative_to(paths.REPO)
+                       for base in (page.parent, paths.REPO))]
+
+
+def test_no_page_points_outside_the_repository():
+    # A reader has a clone, not the workspace it was made in.
+    outside = [f"{page.relative_to(paths.REPO)}: {path}" for page in PAGES
+               for path in paths_outside(page, page.read_text(encoding="utf-8"))]
+    assert outside == []
+    # The negative control.
+    assert paths_outside(paths.REPO / "README.md", "see `../shared/DESIGN.md`") == \
+        ["../shared/DESIGN.md"]
+    assert paths_outside(paths.REPO / "docs" / "x.md", "[up](../README.md)") == []
+
+
 def test_every_page_is_in_the_index():
     index = (paths.REPO / "docs" / "README.md").read_text(encoding="utf-8")
     pages = {p.name for p in (paths.REPO / "docs").glob("*.md")} - {"README.md"}

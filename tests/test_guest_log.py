@@ -31,6 +31,21 @@ def test_good_log():
     assert reason(GOOD) is None
 
 
+def test_the_clocksource_is_the_kernels_last_choice():
+    switches = ("[    0.5] clocksource: Switched to clocksource tsc-early\n"
+                "[    1.6] clocksource: Switched to clocksource tsc\n")
+    text = switches + GOOD
+    assert guest_log.parse(text).clocksource == "tsc"
+    assert guest_log.failure_reason(guest_log.parse(text), 4, BOTH, "tsc") is None
+    early = switches.splitlines()[0] + "\n" + GOOD
+    assert guest_log.failure_reason(guest_log.parse(early), 4, BOTH, "tsc") is None
+    hpet = "[    0.5] clocksource: Switched to clocksource hpet\n" + GOOD
+    assert guest_log.failure_reason(guest_log.parse(hpet), 4, BOTH, "tsc") == (
+        "the guest kept time with the hpet clocksource, not the tsc its command line asks for")
+    # Asked for nothing, the kernel's choice stands.
+    assert reason(hpet) is None
+
+
 def test_panic():
     text = GOOD.replace("hotline: done", "[    1.0] Kernel panic - not syncing: VFS: Unable to mount")
     assert reason(text) == "the guest kernel panicked or oopsed"

@@ -5,7 +5,9 @@ from pathlib import Path
 import pytest
 
 from hotline.disk_image import DiskImage
-from hotline.simulate import scratch_disks
+from hotline.experiment import command_line, planning
+from hotline.paths import REPO
+from hotline.simulate import get_backend, scratch_disks
 from hotline.simulate.command_line import kernel_command_line
 from hotline.simulate.qemu import simulator as qemu
 from tests.conftest import require_tools
@@ -68,6 +70,19 @@ def test_kernel_command_line():
         assert required in words
     disk = kernel_command_line([("forkstorm", {})], root="disk").split()
     assert {"root=/dev/sda", "ro", "init=/init"} <= set(disk) and "rdinit=/init" not in disk
+
+
+def test_a_qemu_guest_keeps_time_with_the_tsc():
+    # Left to itself the kernel marks TCG's TSC unstable and reads the HPET,
+    # whose lock is a line every CPU writes.
+    spec = planning.load_spec(REPO / "configs/experiments/sweep-smoke.toml")
+    words = command_line(planning.plan(spec)[0], spec).split()
+    assert {"clocksource=tsc", "tsc=reliable"} <= set(words)
+    gem5 = kernel_command_line([("forkstorm", {})], root="disk", markers="m5",
+                               clocksource=get_backend("gem5").clocksource).split()
+    assert not any(word.startswith(("clocksource=", "tsc=")) for word in gem5)
+    with pytest.raises(ValueError, match="clocksource"):
+        kernel_command_line([("forkstorm", {})], clocksource="hpet")
 
 
 def test_scratch_disks_are_virtio_drives(tmp_path):

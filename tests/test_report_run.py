@@ -80,6 +80,21 @@ def test_annotate_shows_the_lock_andb_with_its_misses_and_partial_writes(run_dir
     assert "lock andb" in html_path.read_text() and text_path.read_text() == text
 
 
+def annotate_header(text: str, function: str) -> str:
+    """The header line of an annotation of `function` in `text`."""
+    (line,) = [line.strip() for line in text.splitlines()
+               if re.match(rf"\s*{function} \(0x[0-9a-f]+, 0x[0-9a-f]+ bytes\):", line)]
+    return line
+
+
+def test_the_docs_annotate_example_is_the_demos_own(run_dir):
+    # The demo is deterministic: the page's figures are this run's, not an
+    # older build's that would read as figures that wander.
+    page = (paths.REPO / "docs" / "results-and-report.md").read_text()
+    text, _, _ = write_annotation(run_dir, "folio_unlock")
+    assert annotate_header(page, "folio_unlock") == annotate_header(text, "folio_unlock")
+
+
 def test_the_pprof_export_totals_are_the_tables(run_dir):
     path = pprof.export_run(run_dir)
     misses = table(run_dir, "misses")

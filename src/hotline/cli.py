@@ -20,16 +20,36 @@ def cmd_run(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from hotline import simulate
-    from hotline.experiment import load_spec, plan, repeats
-    spec = load_spec(Path(args.spec))
+    from hotline.experiment import repeats
+    from hotline.sweep.workflow import load_sweep
     # Every check `run` makes before building, the backend's own included.
-    simulate.get_backend(spec.backend).check(spec, Path(args.spec))
-    runs = plan(spec)
-    say(f"{args.spec}: valid, {len(runs)} run(s), {repeats(spec)}")
-    for r in runs:
+    sweep = load_sweep(Path(args.spec), args.kernel_source)
+    say(f"{args.spec}: valid, {len(sweep.runs)} run(s), {repeats(sweep.spec)}")
+    for line in _unbuilt_lines(sweep.unbuilt()):
+        say(line)
+    for r in sweep.runs:
         print(r.run_id)
     return 0
+
+
+def _unbuilt_lines(unbuilt: list[tuple[str, list[float]]]) -> list[str]:
+    """What `run` builds before its runs, each with the time the newest
+    build of its kind took here (ccache makes a kernel build after the
+    first one faster), and the sum."""
+    from hotline.console import elapsed
+    if not unbuilt:
+        return ["every kernel and the guest image the runs need are built"]
+    measured = [seconds[0] for _, seconds in unbuilt if seconds]
+    total = (f"about {elapsed(sum(measured))}" if len(measured) == len(unbuilt) else
+             f"more than {elapsed(sum(measured))}" if measured else "time not measured here")
+    spreads = {("kernel" if label.startswith("kernel ") else label): seconds
+               for label, seconds in unbuilt if len(seconds) > 1}
+    spread = "".join(f"; the {len(s)} {kind} builds here took {elapsed(min(s))} to "
+                     f"{elapsed(max(s))}" for kind, s in spreads.items())
+    return [f"to build before the runs: {len(unbuilt)} build(s), {total} (each as long as the "
+            f"newest of its kind built here{spread})",
+            *(f"  {label}: " + (f"about {elapsed(seconds[0])}" if seconds
+                                else "not measured here yet") for label, seconds in unbuilt)]
 
 
 def cmd_demo(args) -> int:
@@ -259,8 +279,10 @@ def command_line() -> argparse.ArgumentParser:
                        "(arguments after -- go to jupyter lab)")
     p.set_defaults(func=cmd_lab)
 
-    p = sub.add_parser("check", help="validate an experiment spec and list its runs")
+    p = sub.add_parser("check", help="validate an experiment spec, list its runs and the "
+                       "builds they need that are not made yet")
     p.add_argument("spec")
+    p.add_argument("--kernel-source", help=source_help)
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("build-kernel", help="build (or reuse) one kernel variant")

@@ -16,6 +16,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -107,6 +108,21 @@ def planned_image() -> DiskImage:
     return DiskImage(key, paths.cache_dir() / "disk-images" / short(key))
 
 
+def build_seconds_here() -> list[float]:
+    """How long each image build in this machine's cache took, newest first
+    (image.json's build_seconds; images built before it was recorded have
+    none)."""
+    markers = sorted((paths.cache_dir() / "disk-images").glob("*/image.json"),
+                     key=lambda m: m.stat().st_mtime, reverse=True)
+    seconds = []
+    for marker in markers:
+        try:
+            seconds.append(float(json.loads(read_text(marker))["build_seconds"]))
+        except (HotlineError, ValueError, KeyError, TypeError):
+            continue
+    return seconds
+
+
 def build_image() -> DiskImage:
     inputs = image_inputs()
     key = hash_json(inputs)
@@ -124,6 +140,7 @@ def build_image() -> DiskImage:
 
 
 def _build(final: Path, key: str, inputs: dict) -> None:
+    start = time.monotonic()
     with staged(final) as staging, phase(f"disk image: building {short(key)}"):
         root = staging / "root"
         _populate(root)
@@ -132,7 +149,8 @@ def _build(final: Path, key: str, inputs: dict) -> None:
         _make_ext4(root, entries, staging / "disk.img")
         shutil.rmtree(root)
         info = {"key": key, "inputs": inputs, "sha256": hash_file(staging / "disk.img"),
-                "initramfs_sha256": hash_file(staging / "initramfs.cpio")}
+                "initramfs_sha256": hash_file(staging / "initramfs.cpio"),
+                "build_seconds": round(time.monotonic() - start, 1)}
         (staging / "image.json").write_text(json.dumps(info, indent=2) + "\n")
 
 

@@ -12,8 +12,9 @@ from hotline.simulate.backend import Tool
 
 
 def command_line(run: PlannedRun, spec: specs.ExperimentSpec) -> str:
+    backend = simulate.get_backend(spec.backend)
     return kernel_command_line([(run.workload, dict(run.params))], spec.root,
-                               markers=simulate.get_backend(spec.backend).markers)
+                               markers=backend.markers, clocksource=backend.clocksource)
 
 
 def run_conditions(run: PlannedRun, spec: specs.ExperimentSpec,

@@ -185,12 +185,14 @@ def _make(tree: Path, objdir: Path, log, log_path: Path, variant_name: str, jobs
                "bzImage", "vmlinux"]
     log.write(f"$ {' '.join(command)}\n")
     log.flush()
+    total = files_to_compile()
     ticker = Ticker(f"kernel {variant_name}: compiling")
     with phase(f"kernel {variant_name}: compiling with {jobs} jobs"):
         proc = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
         while proc.poll() is None:
             time.sleep(1)
-            ticker.tick(f"{_count_objects(log_path)} files compiled")
+            ticker.tick(compile_progress(_count_objects(log_path), total,
+                                         time.monotonic() - ticker.start))
     if proc.returncode != 0:
         tail = "\n".join(log_path.read_text(errors="replace").splitlines()[-30:])
         raise HotlineError(f"kernel {variant_name}: make failed (exit {proc.returncode}); "
@@ -198,5 +200,54 @@ def _make(tree: Path, objdir: Path, log, log_path: Path, variant_name: str, jobs
 
 
 def _count_objects(log_path: Path) -> int:
+    """The C files make has compiled so far (kbuild's "  CC " lines; the
+    same whether ccache had the object or not)."""
     with open(log_path, errors="replace") as f:
         return sum(1 for line in f if line.startswith("  CC "))
+
+
+def built_here() -> list[Path]:
+    """The directories of the complete kernel builds in this machine's
+    cache, newest first."""
+    markers = sorted((paths.cache_dir() / "kernels").glob("*/kernel.json"),
+                     key=lambda m: m.stat().st_mtime, reverse=True)
+    return [m.parent for m in markers]
+
+
+def build_seconds_here() -> list[float]:
+    """How long each kernel build in this machine's cache took, newest
+    first (kernel.json's build_seconds)."""
+    seconds = []
+    for directory in built_here():
+        try:
+            seconds.append(float(json.loads(read_text(directory / "kernel.json"))
+                                 ["build_seconds"]))
+        except (HotlineError, ValueError, KeyError, TypeError):
+            continue
+    return seconds
+
+
+def files_to_compile() -> int | None:
+    """About how many C files a build compiles: as many as the newest build
+    here did (its build.log).  Variants differ by a few files, their
+    patches' and config fragments'; None before the first build here."""
+    for directory in built_here():
+        if (log := directory / "build.log").is_file():
+            return _count_objects(log) or None
+    return None
+
+
+# Files compiled before the rate so far is taken as the rest's: the time
+# before the first ones went to the host tools and the generated headers.
+RATE_AFTER_FILES = 50
+
+
+def compile_progress(done: int, total: int | None, seconds: float) -> str:
+    """The compile's progress line: files done of files to do, with the time
+    left at the rate so far, where the total is known."""
+    if not total or done > total:
+        return f"{done} files compiled"
+    line = f"{done} of about {total} files compiled"
+    if done >= min(RATE_AFTER_FILES, total):
+        line += f", about {elapsed(seconds / done * (total - done))} left"
+    return line

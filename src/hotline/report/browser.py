@@ -1,7 +1,8 @@
 """A page as a real browser renders it: headless Chromium (Debian's
 `chromium`), driven over the DevTools protocol (websocket-client), reports
 what the rendered page holds (the images and whether each loaded, the
-tables, the section titles) and takes a screenshot of it.
+tables, the section titles, how far it is wider than the window) and takes
+a screenshot of it.
 
 Chromium runs with a fresh profile and everything that would reach the
 network turned off: on a machine without network it otherwise stalls on
@@ -22,10 +23,12 @@ from pathlib import Path
 from hotline.errors import HotlineError
 from hotline.inputs import read_text
 
+# The width pages are read and checked at: a laptop's browser window.
+WIDTH = 1400
 FLAGS = ["--headless", "--disable-gpu", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--disable-extensions",
          "--disable-default-apps", "--hide-scrollbars", "--remote-debugging-port=0",
-         "--window-size=1280,1000"]
+         f"--window-size={WIDTH},1000"]
 START_S = 60            # for Chromium to open its DevTools port
 LOAD_S = 60             # for a page to finish loading
 SCREENSHOT_HEIGHT = 16000   # the tallest screenshot taken (pixels; Chromium's own limit is 16384)
@@ -40,6 +43,7 @@ _INSPECT = """Promise.all([...document.images].map(i => i.decode().catch(() => n
   tables: document.querySelectorAll("table").length,
   rows: document.querySelectorAll("tr").length,
   headings: [...document.querySelectorAll("h1, h2")].map(h => h.textContent.trim()),
+  overflow: Math.max(0, document.documentElement.scrollWidth - window.innerWidth),
   text: document.body ? document.body.innerText : ""}))"""
 
 
@@ -67,6 +71,7 @@ class Rendered:
     tables: int
     rows: int
     headings: list[str]
+    overflow: int               # pixels the page is wider than the window (0: none)
     text: str
     screenshots: list[Path]     # the whole page, top to bottom (screenshot_parts())
     height: int = 0             # the page's height in pixels, if a screenshot was taken
@@ -183,7 +188,8 @@ class Browser:
             for stale in _stale_parts(screenshot, len(parts)):
                 stale.unlink()
         return Rendered(facts["title"], [Image(**i) for i in facts["images"]], facts["tables"],
-                        facts["rows"], facts["headings"], facts["text"], shots, height)
+                        facts["rows"], facts["headings"], facts["overflow"], facts["text"],
+                        shots, height)
 
     def _evaluate(self, expression: str, wait: bool = False):
         result = self.call("Runtime.evaluate", expression=expression, returnByValue=True,
@@ -219,6 +225,8 @@ def summary(page: Path, shown: Rendered) -> str:
     loaded = sum(i.loaded for i in shown.images)
     line = (f"{page.name} in Chromium: {loaded} of {len(shown.images)} pictures loaded, "
             f"{shown.tables} tables")
+    if shown.overflow:
+        line += f", {shown.overflow:,} px wider than the {WIDTH:,}-px window"
     if len(shown.screenshots) == 1:
         return f"{line}; screenshot {shown.screenshots[0]}"
     if shown.screenshots:

@@ -6,14 +6,18 @@ Figures are made with matplotlib's object API (Figure, not pyplot), so
 nothing here touches a global backend or a display.
 """
 
+import itertools
 
 import matplotlib
 import numpy as np
 import pandas as pd
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import LogNorm, PowerNorm
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
+from matplotlib.text import Text
 from matplotlib.ticker import FuncFormatter, MaxNLocator
+from matplotlib.transforms import Bbox
 
 from hotline.figures import STYLE, Picture, picture
 from hotline.results.members import SEPARATOR
@@ -23,6 +27,7 @@ from hotline.results.schema import CAUSES, UNKNOWN_CAUSE
 CAUSE_COLOURS = {"compulsory": "#9e9e9e", "capacity": "#4c72b0", "conflict": "#8172b2",
                  "coherence": "#c44e52", "upgrade": "#dd8452", UNKNOWN_CAUSE: "#d9d9d9"}
 LABEL_CHARS = 60   # longest bar label before it is cut
+UNION_CHARS = 36   # the same beside struct page, a third of its picture
 
 
 def _figure(width: float, height: float) -> Figure:
@@ -30,12 +35,13 @@ def _figure(width: float, height: float) -> Figure:
         return Figure(figsize=(width, height), layout="constrained")
 
 
-def _short(label: str) -> str:
-    return label if len(label) <= LABEL_CHARS else label[:LABEL_CHARS - 1] + "…"
+def _short(label: str, chars: int = LABEL_CHARS) -> str:
+    return label if len(label) <= chars else label[:chars - 1] + "…"
 
 
-def _stacked_bars(ax, labels: list[str], split: pd.DataFrame) -> None:
-    """Horizontal bars, one per label (first at the top), split by cause."""
+def _stacked_bars(ax, labels: list[str], split: pd.DataFrame, chars: int = LABEL_CHARS) -> None:
+    """Horizontal bars, one per label (first at the top, cut at `chars`),
+    split by cause."""
     y = np.arange(len(labels))
     left = np.zeros(len(labels))
     for cause in (*CAUSES, UNKNOWN_CAUSE):
@@ -43,16 +49,16 @@ def _stacked_bars(ax, labels: list[str], split: pd.DataFrame) -> None:
         if values.any():
             ax.barh(y, values, left=left, color=CAUSE_COLOURS[cause], label=cause, height=0.75)
         left += values
-    ax.set_yticks(y, [_short(label) for label in labels])
+    ax.set_yticks(y, [_short(label, chars) for label in labels])
     ax.invert_yaxis()
     _counts_axis(ax.xaxis)
     ax.grid(axis="x", color="#dddddd", linewidth=0.5)
     ax.set_axisbelow(True)
 
 
-def _counts_axis(axis) -> None:
-    """At most six ticks, written with thousands separators."""
-    axis.set_major_locator(MaxNLocator(6, integer=True))
+def _counts_axis(axis, ticks: int = 6) -> None:
+    """At most `ticks` ticks, written with thousands separators."""
+    axis.set_major_locator(MaxNLocator(ticks, integer=True))
     axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
 
 
@@ -70,8 +76,18 @@ def cause_bars(name: str, title: str, labels: list[str], split: pd.DataFrame,
         return picture(fig, name, title)
 
 
+STRUCT_PAGE_TITLE = "struct page: misses by field and level"
+
+
 def struct_page(name: str, misses: pd.DataFrame, fields: list[tuple[str, int, int]],
                 size: int, line_bytes: int, boxes: dict[str, str] | None = None) -> Picture:
+    """struct_page_figure() as a picture."""
+    return picture(struct_page_figure(misses, fields, size, line_bytes, boxes), name,
+                   STRUCT_PAGE_TITLE)
+
+
+def struct_page_figure(misses: pd.DataFrame, fields: list[tuple[str, int, int]], size: int,
+                       line_bytes: int, boxes: dict[str, str] | None = None) -> Figure:
     """struct page drawn as the cache line(s) it is: each field a box at its
     offset and size, one row per level, shaded by that level's misses on it
     (square-root scale, each level its own), with the misses written in by
@@ -93,11 +109,12 @@ def struct_page(name: str, misses: pd.DataFrame, fields: list[tuple[str, int, in
         lambda f: f.split(SEPARATOR)[0] + SEPARATOR + "…" if SEPARATOR in f else f)
     per_name = misses.assign(box=box, field=member).groupby(["level", "box", "field"])[
         "count"].sum()
-    title = "struct page: misses by field and level"
+    title = STRUCT_PAGE_TITLE
     with matplotlib.rc_context(STYLE):
         fig = _figure(11, 1.6 + 0.55 * (len(levels) + len(fields) * 0.45))
         line_ax, cause_ax = fig.subplots(1, 2, width_ratios=[3, 2])
         cmap = matplotlib.colormaps["Reds"]
+        labels = []
         for row, level in enumerate(levels):
             counts = per_field.get(level, pd.Series(dtype="int64"))
             names = per_name.get(level, pd.Series(dtype="int64"))
@@ -109,13 +126,10 @@ def struct_page(name: str, misses: pd.DataFrame, fields: list[tuple[str, int, in
                 line_ax.add_patch(Rectangle((offset, row), width, 0.9, facecolor=colour,
                                             edgecolor="#333333", linewidth=0.6))
                 dark = n and norm(n) > 0.6
-                narrow = width < 8   # too narrow for the name across: write it upwards
                 in_box = names.get(field, pd.Series(dtype="int64"))
-                small = narrow or (in_box > 0).sum() > 1   # several names: smaller
-                label = _box_label(field, in_box, room=2 if width >= 16 else 1)
-                line_ax.text(offset + width / 2, row + 0.45, label,
-                             ha="center", va="center", fontsize=6 if small else 7,
-                             rotation=90 if narrow else 0, color="white" if dark else "black")
+                text = line_ax.text(offset + width / 2, row + 0.45, "", ha="center",
+                                    va="center", color="white" if dark else "black")
+                labels.append((text, _box_labels(field, in_box), (offset, row, width, 0.9)))
         for boundary in range(0, size + 1, line_bytes):
             line_ax.axvline(boundary, color="#1f1f1f", linewidth=1.5)
         line_ax.set_xlim(0, size)
@@ -132,12 +146,53 @@ def struct_page(name: str, misses: pd.DataFrame, fields: list[tuple[str, int, in
         names = [n for f, _, _ in fields
                  for n in [f, *sorted(set(misses.loc[box == f, "field"]) - {f})]]
         l1d = l1d.reindex(index=names, fill_value=0)
-        _stacked_bars(cause_ax, names, l1d)
+        # A union's name lists every member; its first ones tell it apart.
+        _stacked_bars(cause_ax, names, l1d, chars=UNION_CHARS)
+        _counts_axis(cause_ax.xaxis, ticks=4)
         cause_ax.set_xlabel("L1D misses")
         cause_ax.set_title("L1D misses by cause", loc="left")
         if l1d.to_numpy().any():
-            cause_ax.legend(loc="lower right", fontsize=8)
-        return picture(fig, name, title)
+            cause_ax.legend(loc="best", fontsize=8)
+        _fit_in_boxes(fig, line_ax, labels)
+        return fig
+
+
+# The sizes a struct page box's label may take, largest first: every
+# variant of the label is tried at the first group's before the next.
+BOX_FONT_SIZES = ((7, 6), (5,))
+
+
+def _fit_in_boxes(fig: Figure, ax, labels: list[tuple[Text, list[str], tuple]]) -> None:
+    """Each box's label as it fits inside its box (x, y, width, height in
+    `ax`'s data), as measured once the figure is laid out: the fullest of
+    its variants that fits, across if it can, else upwards, at the largest
+    size (a fuller label before a larger size, down to the readable ones);
+    left out if none fits (the bars beside give every name's misses)."""
+    FigureCanvasAgg(fig)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for text, variants, (x, y, width, height) in labels:
+        # Sorted: the levels run downwards, so y grows up the page as it falls.
+        corners = np.sort(ax.transData.transform([(x, y), (x + width, y + height)]), axis=0)
+        # A margin: the SVG is drawn by the browser's fonts, not matplotlib's.
+        room = Bbox(corners).padded(-2)
+        tries = [(variant, rotation, size) for sizes in BOX_FONT_SIZES
+                 for variant, rotation, size in itertools.product(variants, (0, 90), sizes)]
+        for variant, rotation, size in tries:
+            text.set(text=variant, rotation=rotation, fontsize=size)
+            extent = text.get_window_extent(renderer)
+            if extent.width <= room.width and extent.height <= room.height:
+                break
+        else:
+            text.set_visible(False)
+
+
+def _box_labels(field: str, names: pd.Series) -> list[str]:
+    """What a struct page box may say, fullest first: two names, one, the
+    first name's with its misses, the name alone."""
+    full, one = _box_label(field, names, room=2), _box_label(field, names, room=1)
+    first = one.split("\n")[:2]
+    return list(dict.fromkeys([full, one, "\n".join(first), first[0]]))
 
 
 def _box_label(field: str, names: pd.Series, room: int = 2) -> str:

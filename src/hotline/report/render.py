@@ -166,20 +166,30 @@ def as_text_sections(lines: list[str], report: list[Section]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# A table wider than the window (an instruction with its partial writes, a
+# c2c line's fields) scrolls inside its own box, so that the page keeps
+# the window's width and the other sections do not move.
 STYLE = """body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;font-size:90%}
 td,th{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}
 td:nth-child(-n+4){text-align:left;font-family:monospace}h2{margin-top:2em}
+div.table{overflow-x:auto;max-width:100%}
 figure{margin:1em 0}figure img{max-width:100%}figcaption{font-size:85%;color:#555}
-nav a{margin-right:1em}"""
+nav ol{columns:3 20em;margin:0;padding-left:2em}"""
+
+
+def table_html(table: str) -> str:
+    """An HTML table in the box that lets it scroll sideways."""
+    return f'<div class="table">{table}</div>'
 
 
 def page(title: str, head: list[tuple[str, str]], body: list[str]) -> str:
     """One self-contained HTML page: a title, a table of (name, value) lines,
     then body."""
+    rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>"
+                   for k, v in head)
     parts = [f"<!doctype html><meta charset=utf-8><title>{html.escape(title)}</title>"
-             f"<style>{STYLE}</style>", f"<h1>{html.escape(title)}</h1><table>"]
-    parts += [f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in head]
-    parts.append("</table>")
+             f"<style>{STYLE}</style>", f"<h1>{html.escape(title)}</h1>",
+             table_html(f"<table>{rows}</table>")]
     return "\n".join(parts + body) + "\n"
 
 
@@ -187,15 +197,21 @@ def section_html(s: Section, link_dir: str = PICTURES) -> str:
     anchor = file_name(s.title)
     parts = [f'<h2 id="{anchor}">{html.escape(s.title)}</h2><p>{html.escape(s.note)}</p>']
     parts += [p.html(link_dir) for p in s.pictures]
-    parts.append(_format(s.table).to_html(index=False) if len(s.table) else "<p>(none)</p>")
+    parts.append(table_html(_format(s.table).to_html(index=False)) if len(s.table)
+                 else "<p>(none)</p>")
     return "\n".join(parts)
 
 
+def contents(report: list[Section]) -> str:
+    """The page's table of contents: every section, in order."""
+    return "<nav><ol>" + "".join(f'<li><a href="#{file_name(s.title)}">'
+                                 f"{html.escape(s.title)}</a></li>" for s in report) + \
+        "</ol></nav>"
+
+
 def as_html(manifest: Manifest, report: list[Section]) -> str:
-    contents = "<nav>" + "".join(f'<a href="#{file_name(s.title)}">{html.escape(s.title)}</a>'
-                                 for s in report if s.pictures) + "</nav>"
     return page(f"hotline report {manifest.run_id}", header(manifest),
-                [contents, *(section_html(s) for s in report)])
+                [contents(report), *(section_html(s) for s in report)])
 
 
 def write_report(run_dir: Path) -> tuple[str, Path, Path]:

@@ -37,7 +37,9 @@ a backend is chosen by the name an experiment spec gives.  The experiment
                            tables every backend makes (results/schema.py)
 
 and `markers`: how the guest marks its regions of interest for it (the
-kernel command line's hotline.markers).  A third backend, another QEMU or
+kernel command line's hotline.markers); `clocksource`: the clocksource
+the guest is told to use (command_line.CLOCKSOURCES), None where the
+kernel's own choice is the one a real machine makes.  A third backend, another QEMU or
 gem5 with other caches, is one more package with one more Backend.
 """
 
@@ -97,6 +99,7 @@ class Job:
 class Backend(ABC):
     name: ClassVar[str]
     markers: ClassVar[str]    # "nop" (multi-byte NOPs) or "m5" (gem5's m5ops)
+    clocksource: ClassVar[str | None]
     contends_as_hardware: ClassVar[bool]
     models_store_forwarding: ClassVar[bool]
 

@@ -12,6 +12,8 @@ from hotline.records.layout import GUEST_LOG
 FILE = GUEST_LOG
 PANIC = re.compile(r"Kernel panic|BUG: |Oops|general protection fault")
 CPUS_BROUGHT_UP = re.compile(r"smp: Brought up \d+ nodes?, (\d+) CPUs?")
+# Every switch the kernel makes; the last is the clocksource the workloads ran with.
+CLOCKSOURCE = re.compile(r"clocksource: Switched to clocksource (\S+)")
 INIT_CPUS = re.compile(r"^hotline: cpus-online=(\S+) count=(\d+)", re.M)
 ERROR = re.compile(rf"^{re.escape(PREFIX)}(.*)$", re.M)
 WORKLOAD_END = re.compile(r"^hotline: workload (\S+) end status=(\d+)", re.M)
@@ -33,6 +35,7 @@ LOOKS_LIKE_ERROR = re.compile(
 class GuestReport:
     cpus_brought_up: int | None = None      # as the kernel says at boot
     cpus_online: int | None = None          # as the init counted in /proc/cpuinfo
+    clocksource: str | None = None          # the kernel's last choice ("tsc", "hpet")
     statuses: dict[str, int] = field(default_factory=dict)      # workload: exit status
     summaries: dict[str, dict] = field(default_factory=dict)    # workload: its summary
     # workload: the kernel's counters after it (docs/kernel-counters.md):
@@ -51,6 +54,8 @@ def parse(text: str) -> GuestReport:
         report.cpus_brought_up = int(m.group(1))
     if m := INIT_CPUS.search(text):
         report.cpus_online = int(m.group(2))
+    if switches := CLOCKSOURCE.findall(text):
+        report.clocksource = switches[-1]
     report.statuses = {name: int(status) for name, status in WORKLOAD_END.findall(text)}
     for line in SUMMARY.findall(text):
         try:
@@ -110,9 +115,11 @@ def counter_problem(entry: dict) -> str | None:
     return None
 
 
-def failure_reason(report: GuestReport, cpus_expected: int,
-                   workloads: list[str]) -> str | None:
-    """Why a finished guest run does not count as a result, or None if it does."""
+def failure_reason(report: GuestReport, cpus_expected: int, workloads: list[str],
+                   clocksource: str | None = None) -> str | None:
+    """Why a finished guest run does not count as a result, or None if it does.
+    `clocksource`: the one the command line asks for, if it asks; until the
+    kernel has calibrated it, the TSC is "tsc-early", the same counter."""
     if report.panicked:
         return "the guest kernel panicked or oopsed"
     if report.errors:
@@ -121,6 +128,9 @@ def failure_reason(report: GuestReport, cpus_expected: int,
         return "the guest never reached the end of its init"
     if report.cpus_online != cpus_expected:
         return f"{report.cpus_online} CPUs came online, the system spec asks for {cpus_expected}"
+    if clocksource and (report.clocksource or "").removesuffix("-early") != clocksource:
+        return (f"the guest kept time with the {report.clocksource or 'unnamed'} clocksource, "
+                f"not the {clocksource} its command line asks for")
     for name in workloads:
         said = f": {report.last_errors[name]}" if name in report.last_errors else ""
         if report.statuses.get(name) != 0:

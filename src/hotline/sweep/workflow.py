@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hotline import paths, simulate, specs
-from hotline.disk_image import planned_image
+from hotline.disk_image import build_seconds_here as image_seconds_here, planned_image
 from hotline.errors import HotlineError
 from hotline.experiment import load_spec, other_conditions, plan, run_conditions
 from hotline.hashing import hash_json, short
-from hotline.kernel.build import planned_kernel
+from hotline.kernel.build import build_seconds_here as kernel_seconds_here, planned_kernel
 from hotline.records.done import next_record
 from hotline.records.layout import RECORD, STEP_LOG, parse_record_name
 
@@ -99,6 +99,15 @@ class Sweep:
             dataclasses.replace(step, record_name=next_record(
                 self.out_dir, step.run_id, step.run_id in redo))
             for step in self.runs))
+
+    def unbuilt(self) -> list[tuple[str, list[float]]]:
+        """The guest image and kernels the runs need that are not in the
+        cache yet, each with how long builds of its kind took on this
+        machine (seconds, newest first; empty where none was measured here)."""
+        missing = [] if Path(self.image).exists() else [("disk image", image_seconds_here())]
+        kernel_seconds = kernel_seconds_here()
+        return missing + [(f"kernel {variant}", kernel_seconds)
+                          for variant, marker in self.kernels.items() if not Path(marker).exists()]
 
     def builds(self) -> dict[str, str]:
         """Each build's label and marker file, in the order they are needed."""

@@ -53,6 +53,10 @@ def _golden_step(n: int) -> int:
 class Qemu(Backend):
     name = "qemu"
     markers = "nop"
+    # TCG's TSC counts the one virtual clock all vCPUs share (instructions
+    # in deterministic mode, the host's TSC in parallel mode), so it is
+    # synchronized, but the kernel cannot tell and would read the HPET.
+    clocksource = "tsc"
     # In deterministic mode a waiter's PAUSE ends its turn (one spin per
     # contended lock by construction); in parallel mode its spins count the
     # host's scheduling (docs/kernel-counters.md).
@@ -202,7 +206,8 @@ class Qemu(Backend):
         say(f"run {job.run_id}: booting {system.cpus} vCPUs ({spec.qemu.mode} mode{turns})")
         try:
             return simulator.run(cmd, work, cpus=system.cpus, workloads=[job.workload],
-                                 timeout_s=spec.timeout_s, label=f"run {job.run_id}")
+                                 timeout_s=spec.timeout_s, label=f"run {job.run_id}",
+                                 clocksource=self.clocksource)
         finally:
             # What the workload wrote is not a result, and can be gigabytes.
             for disk in disks:

@@ -68,9 +68,10 @@ def command(*, bzimage: Path, image: DiskImage, root: str, cpus: int, memory_mib
 
 
 def run(cmd: list[str], run_dir: Path, *, cpus: int, workloads: list[str], timeout_s: int,
-        label: str) -> Outcome:
+        label: str, clocksource: str | None = None) -> Outcome:
     """Run QEMU in run_dir to the guest's shutdown; kill it on panic or timeout.
-    Relative paths in cmd (the serial log, plugin outputs) land in run_dir."""
+    Relative paths in cmd (the serial log, plugin outputs) land in run_dir.
+    `clocksource`: the one the kernel command line asks for, checked."""
     serial_log = run_dir / guest_log.FILE
     write_command(run_dir, cmd, "QEMU")
     ended = supervise(cmd, run_dir, log=run_dir / "qemu.log", console=serial_log,
@@ -80,5 +81,5 @@ def run(cmd: list[str], run_dir: Path, *, cpus: int, workloads: list[str], timeo
     if failure is None and ended.returncode != 0:
         said = (run_dir / "qemu.log").read_text(errors="replace").strip().splitlines()
         failure = exit_failure("QEMU", ended.returncode, said[-1] if said else None)
-    failure = failure or guest_log.failure_reason(report, cpus, workloads)
+    failure = failure or guest_log.failure_reason(report, cpus, workloads, clocksource)
     return Outcome(failure, report, ended.wall_s)
