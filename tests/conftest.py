@@ -1,8 +1,49 @@
+"""What the tests share: fixtures, and helpers several test modules use (a
+spec that is valid, a run with the simulator replaced, the sweep's sandbox
+with stand-in steps, how a cachebench table is read, whether GEM5 has this
+checkout's extension).  Test modules import helpers from here or from
+tests/made_runs.py, not from another test module."""
+
+import os
+import re
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
-from hotline import paths
+from hotline import cli, experiment, paths, simulate, specs
+from hotline.errors import HotlineError
+from hotline.experiment import execution
+from hotline.results import schema
+from hotline.simulate import guest_log
+from hotline.simulate.backend import Outcome
+
+GOOD = """
+description = "test"
+variants = ["baseline"]
+systems = ["skylake-4core"]
+workloads = [{ name = "forkstorm", scale = "smoke" }]
+"""
+
+
+def fails(capsys, *argv) -> str:
+    """./hotline ARGV: exit status 1 and one line, `hotline: error: ...`."""
+    assert cli.main(list(argv)) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("hotline: error: ") and err.count("\n") == 1, err
+    return err
+
+
+def rejected(tmp_path, text) -> str:
+    path = tmp_path / "exp.toml"
+    path.write_text(text)
+    with pytest.raises(HotlineError) as e:
+        experiment.load_spec(path)
+    message = str(e.value)
+    assert "\n" not in message and message.startswith(f"{path}: ")
+    return message
 
 
 @pytest.fixture
@@ -40,3 +81,114 @@ def run_twice(spec_text: str, tmp) -> list[list]:
 @pytest.fixture
 def repo():
     return paths.REPO
+
+
+# ---- a run with the simulator replaced -----------------------------------------
+
+# The results tables of a run made with hotline-cache (simulate/qemu/cache_tables.py).
+TABLES = {name: list(columns) for name, columns in schema.TABLES.items()}
+
+
+class Stand_in:
+    """experiment.execute() with the simulator replaced: one run of GOOD."""
+
+    def __init__(self, tmp_path, monkeypatch, text=GOOD):
+        self.spec_path = tmp_path / "exp.toml"
+        self.spec_path.write_text(text)
+        self.spec = specs.load_experiment(self.spec_path)
+        (self.run,) = experiment.plan(self.spec)
+        self.out = tmp_path / "out"
+        self.simulated = 0
+        monkeypatch.setattr(execution, "run_inputs", lambda *args: {"inputs": 1})
+        monkeypatch.setattr(simulate.get_backend("qemu"), "run", self.simulate)
+
+    def simulate(self, job):
+        self.simulated += 1
+        (job.work / "guest.log").write_text("hotline: done\n")
+        report = guest_log.GuestReport(summaries={job.workload: {"workload": job.workload}})
+        return Outcome(None, report, 1.0)
+
+    def execute(self, rerun=False):
+        return experiment.execute(self.run, self.spec, self.spec_path, None, None, None,
+                                  self.out, rerun)
+
+
+# ---- the sweep with stand-in steps (tests/sweep_stand_in.py) -----------------
+
+SWEEP_SPEC = """
+description = "sweep test"
+variants = ["baseline"]
+systems = ["skylake-4core", "pentium3-4way"]
+workloads = [{ name = "forkstorm", scale = "smoke" }, { name = "lmbench-lite", scale = "smoke" }]
+timeout_s = 600
+"""
+STAND_IN = Path(__file__).with_name("sweep_stand_in.py")
+
+
+@pytest.fixture
+def sandbox(tmp_path, monkeypatch):
+    """A cache, results tree and kernel source of its own (a tiny git tree:
+    the kernel's key is all the workflow needs of it), and the stand-in
+    steps.  Returns the spec's path."""
+    source = tmp_path / "linux"
+    (source / "mm").mkdir(parents=True)
+    (source / "Makefile").write_text("VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = 0\n"
+                                     "EXTRAVERSION =\n")
+    (source / "mm" / "memory.c").write_text("")
+    git = ["git", "-C", str(source), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q", str(source)], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "tree"], check=True)
+    monkeypatch.setenv("HOTLINE_KERNEL_SOURCE", str(source))
+    monkeypatch.setenv("HOTLINE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HOTLINE_RESULTS", str(tmp_path / "results"))
+    monkeypatch.setenv("HOTLINE_SWEEP_STEP", f"{sys.executable} {STAND_IN}")
+    monkeypatch.setenv("STAND_IN_JOURNAL", str(tmp_path / "journal"))
+    monkeypatch.setenv("STAND_IN_SLEEP", "0.2")
+    spec = tmp_path / "sweeptest.toml"
+    spec.write_text(SWEEP_SPEC + "repeats = 1\n")
+    return spec
+
+
+def journal(spec: Path) -> list[list[str]]:
+    path = spec.with_name("journal")
+    return [line.split() for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def started(spec: Path, after: float = 0) -> list[str]:
+    return [w[2] for w in journal(spec) if w[1] == "start" and float(w[0]) >= after]
+
+
+def out_dir(spec: Path) -> Path:
+    return Path(os.environ["HOTLINE_RESULTS"]) / spec.stem
+
+
+# ---- cachebench's tables -------------------------------------------------------
+
+def within(table, functions, name, column="pc"):
+    start, size = functions[name]
+    return table[(table[column] >= start) & (table[column] < start + size)]
+
+
+def busiest(tables, functions, name, kind):
+    """The `kind` instruction of function `name` with the most accesses (its
+    loop's), as (pc, accesses)."""
+    insns = within(tables["instructions"], functions, name)
+    insns = insns[insns["kind"] == kind]
+    top = insns.loc[insns["accesses"].idxmax()]
+    return int(top["pc"]), int(top["accesses"])
+
+
+# ---- gem5 ----------------------------------------------------------------------
+
+def extension_built() -> bool:
+    """Whether GEM5 was built with this checkout's extension (configs/gem5/
+    extras): every object its SConscript builds."""
+    binary = os.environ.get("GEM5", "")
+    if not binary:
+        return False
+    built = open(binary, "rb").read()
+    objects = re.findall(r"sim_objects=\['(\w+)'\]",
+                         (paths.CONFIGS / "gem5" / "extras" / "SConscript").read_text())
+    assert objects, "no sim_objects in configs/gem5/extras/SConscript"
+    return all(name.encode() in built for name in objects)

@@ -1,6 +1,8 @@
 """Run directories made by hand for tests, as experiment.execute() leaves
 them: the tables first, then a manifest that lists each with its size and
-content hash (sealed.describe), which done.damage() checks."""
+content hash (sealed.describe), which done.damage() checks.  The sweep's
+stand-in steps (sweep_stand_in.py) import it too: it imports nothing of
+the tests."""
 
 import json
 from pathlib import Path

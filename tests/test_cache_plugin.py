@@ -16,7 +16,7 @@ from hotline.disk_image import guest_program_symbols
 from hotline.experiment import run_experiment
 from hotline.simulate.qemu import plugin_output
 from hotline.workloads import load_workload
-from tests.conftest import run_twice
+from tests.conftest import busiest, run_twice, within
 
 pytestmark = pytest.mark.boot
 SPEC = """description = "cache plugin on cachebench"
@@ -48,20 +48,6 @@ def functions(tmp_path_factory):
     return guest_program_symbols(
         paths.DISK_IMAGES / "workloads" / "cachebench" / "cachebench.c",
         tmp_path_factory.mktemp("cb"))
-
-
-def within(table, functions, name, column="pc"):
-    start, size = functions[name]
-    return table[(table[column] >= start) & (table[column] < start + size)]
-
-
-def busiest(tables, functions, name, kind):
-    """The `kind` instruction of function `name` with the most accesses (its
-    loop's), as (pc, accesses)."""
-    insns = within(tables["instructions"], functions, name)
-    insns = insns[insns["kind"] == kind]
-    top = insns.loc[insns["accesses"].idxmax()]
-    return int(top["pc"]), int(top["accesses"])
 
 
 def misses_at(tables, pc, level):

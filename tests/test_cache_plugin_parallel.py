@@ -12,8 +12,7 @@ from hotline.disk_image import guest_program_symbols
 from hotline.experiment import run_experiment
 from hotline.simulate.qemu import plugin_output
 from hotline.workloads import load_workload
-from tests.conftest import require_tools
-from tests.test_cache_plugin import busiest, within
+from tests.conftest import busiest, require_tools, within
 
 pytestmark = pytest.mark.boot
 SPEC = """description = "cache plugin in parallel mode"

@@ -26,8 +26,7 @@ import pytest
 from hotline import paths, specs
 from hotline.disk_image import guest_program_symbols
 from hotline.experiment import run_experiment
-from tests.conftest import require_tools
-from tests.test_gem5_run import extension_built
+from tests.conftest import extension_built, require_tools
 
 pytestmark = pytest.mark.boot
 EXPERIMENTS = paths.REPO / "configs" / "experiments"

@@ -43,7 +43,7 @@ import pytest
 from hotline import paths, specs
 from hotline.disk_image import guest_program_symbols
 from hotline.experiment import run_experiment
-from tests.test_gem5_run import extension_built
+from tests.conftest import extension_built
 
 pytestmark = [pytest.mark.boot, pytest.mark.skipif(
     not extension_built(), reason="needs GEM5, a gem5 built with hotline's extension "

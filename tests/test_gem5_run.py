@@ -7,7 +7,6 @@ loops of 2 iterations."""
 import collections
 import json
 import os
-import re
 import subprocess
 
 import pandas as pd
@@ -20,6 +19,7 @@ from hotline.hashing import hash_file
 from hotline.report.render import write_report
 from hotline.simulate.gem5 import checkpoints, cycle_profile, params as gem5_params
 from hotline.simulate.gem5 import simulator as gem5
+from tests.conftest import extension_built
 
 pytestmark = pytest.mark.skipif(
     not os.environ.get("GEM5"), reason="GEM5 is not set: path to a gem5.opt built for X86 (v24.0)")
@@ -196,18 +196,6 @@ def test_the_lru_writers_write_their_scratch_disks_on_gem5(tmp_path, tmp_results
         ["bytes_written"] == 2 * 4 << 20
 
 
-def extension_built() -> bool:
-    """Whether GEM5 was built with this checkout's extension (configs/gem5/
-    extras): every object its SConscript builds."""
-    binary = os.environ.get("GEM5", "")
-    if not binary:
-        return False
-    built = open(binary, "rb").read()
-    objects = re.findall(r"sim_objects=\['(\w+)'\]",
-                         (paths.CONFIGS / "gem5" / "extras" / "SConscript").read_text())
-    assert objects, "no sim_objects in configs/gem5/extras/SConscript"
-    return all(name.encode() in built for name in objects)
-
 
 NO_EXTENSION = pytest.mark.skipif(
     not extension_built(), reason="GEM5 was built without hotline's extension: build gem5 with "
@@ -366,7 +354,7 @@ def test_the_windows_time_a_micro_op_as_the_exact_run_does(o3_run, sampled_run):
     TLBs, the windows 4% slow a micro-op); 2 with the windows pooled and
     the branch predictors warmed (session 26).  At smoke scale it still
     fails: 6 to 9 of 20 outside, 3 on pte-chain-inpage's 64-byte lines
-    (docs/gem5.md, issue 30)."""
+    (docs/gem5.md)."""
     sampled = pd.read_parquet(sampled_run.directory / "sampled_cycles.parquet").set_index("pc")
     missed = sampling.time_outside(sampled, pd.read_parquet(o3_run.directory / "cycles.parquet"))
     assert len(missed) <= sampling.ALLOWED_OUTSIDE, missed
@@ -382,7 +370,7 @@ def test_the_sampled_profile_finds_the_exact_ones_top_instructions(o3_run, sampl
     windows, 6 in session 23 with empty TLBs); 1 with the windows pooled
     and the branch predictors warmed (session 26), and 0 to 4 in seven
     sampled runs at smoke scale (three kernels, both line sizes), where it
-    had failed (docs/gem5.md, issue 30)."""
+    had failed (docs/gem5.md)."""
     sampled = pd.read_parquet(sampled_run.directory / "sampled_cycles.parquet").set_index("pc")
     assert (sampled["windows"] > 100).all()
     manifest = json.loads((sampled_run.directory / "manifest.json").read_text())

@@ -1,4 +1,4 @@
-"""hotline probed as a hostile user would (issue 13): every input that cannot
+"""hotline probed as a hostile user would: every input that cannot
 work ends in one line naming the file or key, what is wrong and how to fix
 it, a non-zero exit, and nothing recorded as a valid result.  Nothing here
 boots: the simulator is a stand-in where a run is needed."""
@@ -14,45 +14,17 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from hotline import cli, experiment, paths, sealed, simulate, specs
-from hotline.experiment import execution
+from hotline import cli, experiment, paths, sealed, specs
 from hotline.analysis.results import Results
 from hotline.errors import HotlineError
-from hotline.records import done, layout, manifest as run_record
+from hotline.records import layout, manifest as run_record
 from hotline.results import schema
 from hotline.simulate import guest_log
-from hotline.simulate.backend import Outcome
 from hotline.simulate.qemu import simulator as qemu
 from hotline.sweep import engine, gather, workflow
 from hotline.workloads import load_workload
 from tests.made_runs import planned_inputs, write_run
-from tests.test_sweep import journal, out_dir, sandbox, started  # noqa: F401 (a fixture)
-
-GOOD = """
-description = "test"
-variants = ["baseline"]
-systems = ["skylake-4core"]
-workloads = [{ name = "forkstorm", scale = "smoke" }]
-"""
-
-
-def fails(capsys, *argv) -> str:
-    """./hotline ARGV: exit status 1 and one line, `hotline: error: ...`."""
-    assert cli.main(list(argv)) == 1
-    err = capsys.readouterr().err
-    assert err.startswith("hotline: error: ") and err.count("\n") == 1, err
-    return err
-
-
-def rejected(tmp_path, text) -> str:
-    path = tmp_path / "exp.toml"
-    path.write_text(text)
-    with pytest.raises(HotlineError) as e:
-        experiment.load_spec(path)
-    message = str(e.value)
-    assert "\n" not in message and message.startswith(f"{path}: ")
-    return message
-
+from tests.conftest import GOOD, TABLES, Stand_in, fails, journal, out_dir, rejected, started
 
 # 3. [[also]] groups are validated like the experiment's own lists.
 
@@ -125,30 +97,6 @@ def test_a_read_only_results_tree(tmp_path, monkeypatch):
         paths.results_dir()
 
 
-class Stand_in:
-    """experiment.execute() with the simulator replaced: one run of GOOD."""
-
-    def __init__(self, tmp_path, monkeypatch, text=GOOD):
-        self.spec_path = tmp_path / "exp.toml"
-        self.spec_path.write_text(text)
-        self.spec = specs.load_experiment(self.spec_path)
-        (self.run,) = experiment.plan(self.spec)
-        self.out = tmp_path / "out"
-        self.simulated = 0
-        monkeypatch.setattr(execution, "run_inputs", lambda *args: {"inputs": 1})
-        monkeypatch.setattr(simulate.get_backend("qemu"), "run", self.simulate)
-
-    def simulate(self, job):
-        self.simulated += 1
-        (job.work / "guest.log").write_text("hotline: done\n")
-        report = guest_log.GuestReport(summaries={job.workload: {"workload": job.workload}})
-        return Outcome(None, report, 1.0)
-
-    def execute(self, rerun=False):
-        return experiment.execute(self.run, self.spec, self.spec_path, None, None, None,
-                                  self.out, rerun)
-
-
 def test_a_full_disk_while_writing_the_manifest(tmp_path, monkeypatch):
     runner = Stand_in(tmp_path, monkeypatch)
     write_bytes = Path.write_bytes
@@ -190,10 +138,6 @@ def test_report_of_a_damaged_manifest(tmp_path, capsys):
     err = fails(capsys, "report", str(run))
     assert f"{run / 'manifest.json'}: unreadable (" in err
     assert f"the run is damaged: delete {run} and run its experiment again" in err
-
-
-# The results tables of a run made with hotline-cache (simulate/qemu/cache_tables.py).
-TABLES = {name: list(columns) for name, columns in schema.TABLES.items()}
 
 
 def report_ready_run(tmp_path) -> Path:

@@ -1,4 +1,4 @@
-"""hotline probed as a hostile user would, the second round (issue 28): every
+"""hotline probed as a hostile user would, the second round: every
 write that fails (a full disk, a read-only mount, a folder where a file
 goes, a folder that is missing) ends in one line naming the path and what to
 do, with nothing partial left under the final name; every reuse checks what
@@ -29,10 +29,9 @@ from hotline.records import layout
 from hotline.report import diff, pprof, render, run as report_run
 from hotline.figures import Picture
 from hotline.sweep import engine, gather, workflow
+from tests.conftest import GOOD, TABLES, Stand_in, fails, out_dir, rejected, started
 from tests.made_runs import planned_inputs, write_run
-from tests.test_hostile import GOOD, TABLES, Stand_in, fails, rejected
 from tests.test_notebooks import copy_gathered
-from tests.test_sweep import journal, out_dir, sandbox, started  # noqa: F401 (a fixture)
 
 
 def _mount(*argv) -> None:

@@ -20,8 +20,7 @@ from hotline.errors import HotlineError
 from hotline.records import lock as sweep_lock
 from hotline.records import layout
 from hotline.simulate.supervise import supervise
-# The sweeps' sandbox: a spec, a cache and results of its own, stand-in steps.
-from test_sweep import journal, out_dir, sandbox  # noqa: F401
+from tests.conftest import out_dir
 
 
 def children(pid: int) -> list[int]:

@@ -40,9 +40,7 @@ import slurm_cluster
 from hotline import paths
 from hotline.records import layout
 from hotline.sweep.workflow import PROFILES, load_sweep
-# The stand-in sweep's sandbox (cache, results, kernel source, stand-in
-# steps) and its journal.
-from test_sweep import SPEC, journal, out_dir, sandbox, started  # noqa: F401
+from tests.conftest import SWEEP_SPEC as SPEC, out_dir, started
 
 pytestmark = pytest.mark.slurm
 

@@ -22,55 +22,8 @@ from hotline.records import layout
 from hotline.simulate import qemu
 from hotline.sweep import engine, gather, workflow
 from hotline.sweep.workflow import load_sweep
+from tests.conftest import SWEEP_SPEC as SPEC, journal, out_dir, started
 from tests.made_runs import planned_inputs, write_run
-
-SPEC = """
-description = "sweep test"
-variants = ["baseline"]
-systems = ["skylake-4core", "pentium3-4way"]
-workloads = [{ name = "forkstorm", scale = "smoke" }, { name = "lmbench-lite", scale = "smoke" }]
-timeout_s = 600
-"""
-STAND_IN = Path(__file__).with_name("sweep_stand_in.py")
-
-
-@pytest.fixture
-def sandbox(tmp_path, monkeypatch):
-    """A cache, results tree and kernel source of its own (a tiny git tree:
-    the kernel's key is all the workflow needs of it), and the stand-in
-    steps.  Returns the spec's path."""
-    source = tmp_path / "linux"
-    (source / "mm").mkdir(parents=True)
-    (source / "Makefile").write_text("VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = 0\n"
-                                     "EXTRAVERSION =\n")
-    (source / "mm" / "memory.c").write_text("")
-    git = ["git", "-C", str(source), "-c", "user.name=t", "-c", "user.email=t@t"]
-    subprocess.run(["git", "init", "-q", str(source)], check=True)
-    subprocess.run([*git, "add", "."], check=True)
-    subprocess.run([*git, "commit", "-qm", "tree"], check=True)
-    monkeypatch.setenv("HOTLINE_KERNEL_SOURCE", str(source))
-    monkeypatch.setenv("HOTLINE_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("HOTLINE_RESULTS", str(tmp_path / "results"))
-    monkeypatch.setenv("HOTLINE_SWEEP_STEP", f"{sys.executable} {STAND_IN}")
-    monkeypatch.setenv("STAND_IN_JOURNAL", str(tmp_path / "journal"))
-    monkeypatch.setenv("STAND_IN_SLEEP", "0.2")
-    spec = tmp_path / "sweeptest.toml"
-    spec.write_text(SPEC + "repeats = 1\n")
-    return spec
-
-
-def journal(spec: Path) -> list[list[str]]:
-    path = spec.with_name("journal")
-    return [line.split() for line in path.read_text().splitlines()] if path.exists() else []
-
-
-def started(spec: Path, after: float = 0) -> list[str]:
-    return [w[2] for w in journal(spec) if w[1] == "start" and float(w[0]) >= after]
-
-
-def out_dir(spec: Path) -> Path:
-    return Path(os.environ["HOTLINE_RESULTS"]) / spec.stem
-
 
 def test_plan_names_builds_runs_and_resources(sandbox):
     sandbox.write_text(SPEC + "repeats = 2\n")
@@ -379,3 +332,36 @@ def test_snakemake_lint(sandbox, monkeypatch, spec):
     assert {"rule simulate", "rule gather", "rule build_kernel", "rule build_image"} <= \
         set(lints)
     assert all(titles == [SOFTWARE_LINT] for titles in lints.values()), lints
+
+
+def test_check_lists_the_builds_the_runs_need_with_their_time_here(sandbox, capsys):
+    from hotline import cli
+    cache = Path(os.environ["HOTLINE_CACHE"])
+    assert cli.main(["check", str(sandbox)]) == 0
+    err = capsys.readouterr().err
+    assert "to build before the runs: 2 build(s), time not measured here" in err
+    assert "  disk image: not measured here yet" in err
+    assert "  kernel baseline: not measured here yet" in err
+
+    # Builds of other kernels and images here, newest last.
+    for name, seconds in (("kernels/old-1", 600), ("kernels/new-2", 230),
+                          ("disk-images/3", 40)):
+        (cache / name).mkdir(parents=True)
+        marker = cache / name / ("kernel.json" if "kernels" in name else "image.json")
+        marker.write_text(json.dumps({"build_seconds": seconds}))
+        time.sleep(0.01)
+    assert cli.main(["check", str(sandbox)]) == 0
+    err = capsys.readouterr().err
+    assert "to build before the runs: 2 build(s), about 4m30s (each as long as the newest of " \
+        "its kind built here; the 2 kernel builds here took 3m50s to 10m00s)" in err
+    assert "  disk image: about 40.0s" in err and "  kernel baseline: about 3m50s" in err
+
+    # Built: no longer listed.
+    sweep = load_sweep(sandbox)
+    for marker in (sweep.image, *sweep.kernels.values()):
+        Path(marker).parent.mkdir(parents=True)
+        Path(marker).write_text("{}")
+    assert cli.main(["check", str(sandbox)]) == 0
+    err = capsys.readouterr().err
+    assert "every kernel and the guest image the runs need are built" in err
+    assert "to build" not in err
