@@ -1,7 +1,8 @@
 """What the tests share: fixtures, and helpers several test modules use (a
 spec that is valid, a run with the simulator replaced, the sweep's sandbox
 with stand-in steps, how a cachebench table is read, whether GEM5 has this
-checkout's extension).  Test modules import helpers from here or from
+checkout's extension, the committed smoke results, the ./hotline commands
+a document names, a misses table's totals as pprof should have them).  Test modules import helpers from here or from
 tests/made_runs.py, not from another test module."""
 
 import os
@@ -11,12 +12,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from hotline import cli, experiment, paths, simulate, specs
 from hotline.errors import HotlineError
 from hotline.experiment import execution
 from hotline.results import schema
+from hotline.results.schema import CAUSES
 from hotline.simulate import guest_log
 from hotline.simulate.backend import Outcome
 
@@ -192,3 +195,68 @@ def extension_built() -> bool:
                          (paths.CONFIGS / "gem5" / "extras" / "SConscript").read_text())
     assert objects, "no sim_objects in configs/gem5/extras/SConscript"
     return all(name.encode() in built for name in objects)
+
+
+# ---- the committed smoke results -----------------------------------------------
+
+SMOKE = paths.REPO / "analysis" / "smoke-results"
+
+
+def copy_gathered(dest, ignore=None):
+    """SMOKE as a run gathers it: without the pages analysed from it, which
+    are committed beside the tables as the expected results (analysis/)."""
+    def skip(folder, names):
+        own = ["analysis"] if Path(folder) == SMOKE else []
+        return own + (list(ignore(folder, names)) if ignore else [])
+    shutil.copytree(SMOKE, dest, ignore=skip)
+    return dest
+
+
+# ---- docs and reports -----------------------------------------------------------
+
+def command_lines(text: str) -> list[str]:
+    """The arguments of every line that is a ./hotline command (in a code
+    block, a shell prompt or a comment), continuation lines joined, a
+    trailing comment or a prose ": ..." cut off, and a usage line's
+    [optional] parts given."""
+    lines, found = text.splitlines(), []
+    for i, line in enumerate(lines):
+        command = line.lstrip("#$ \t")
+        if not command.startswith("./hotline "):
+            continue
+        while command.endswith("\\") and i + 1 < len(lines):
+            i += 1
+            command = command[:-1] + " " + lines[i].lstrip("#$ \t")
+        command = re.sub(r"(\s#|:\s).*$", "", command.removeprefix("./hotline "))
+        found.append(command.replace("[", "").replace("]", "").strip())
+    return found
+
+
+def expected_totals(m: pd.DataFrame) -> dict[str, int]:
+    """Per sample type, from the table by a plain groupby."""
+    totals = {}
+    for level, at in m.groupby("level"):
+        totals[f"{level}-misses"] = int(at["count"].sum())
+        totals[f"{level}-cycles"] = int(at["cycles"].sum())
+        for cause in CAUSES:
+            totals[f"{level}-{cause}"] = int(at.loc[at["cause"] == cause, "count"].sum())
+    return totals
+
+
+def go_pprof_raw(path) -> tuple[list[str], list[int]]:
+    """Sample type names and their sums, as go tool pprof -raw reads them."""
+    out = subprocess.run(["go", "tool", "pprof", "-raw", str(path)], capture_output=True,
+                         text=True, check=True, timeout=600).stdout
+    lines = out.splitlines()
+    start = lines.index("Samples:")
+    types = [t.split("/")[0] for t in lines[start + 1].split()]
+    sums = [0] * len(types)
+    for line in lines[start + 2:]:
+        m = re.match(r"^\s*((?:\d+\s+)*\d+): ", line)
+        if m is None:
+            if line and not line.startswith(" "):
+                break
+            continue
+        for i, v in enumerate(m.group(1).split()):
+            sums[i] += int(v)
+    return types, sums

@@ -11,7 +11,7 @@ from PIL import Image
 
 from hotline.analysis.notebooks import analyse
 from hotline.report import browser
-from tests.test_notebooks import SMOKE, copy_gathered
+from tests.conftest import SMOKE, copy_gathered
 
 pytestmark = pytest.mark.skipif(browser.chromium() is None,
                                 reason="needs chromium (scripts/apt-packages.txt; "

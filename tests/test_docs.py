@@ -8,6 +8,7 @@ import shlex
 
 from hotline import paths
 from hotline.cli import command_line
+from tests.conftest import command_lines
 
 PAGES = [paths.REPO / "README.md", *sorted((paths.REPO / "docs").glob("*.md")),
          paths.REPO / "bench" / "README.md", paths.REPO / "analysis" / "README.md"]
@@ -48,23 +49,6 @@ def test_every_named_path_exists():
 COMMAND_PAGES = [*PAGES, *sorted((paths.REPO / "analysis").glob("*/PROVENANCE.md")),
                  *sorted((paths.REPO / "configs" / "experiments").glob("*.toml"))]
 
-
-def command_lines(text: str) -> list[str]:
-    """The arguments of every line that is a ./hotline command (in a code
-    block, a shell prompt or a comment), continuation lines joined, a
-    trailing comment or a prose ": ..." cut off, and a usage line's
-    [optional] parts given."""
-    lines, found = text.splitlines(), []
-    for i, line in enumerate(lines):
-        command = line.lstrip("#$ \t")
-        if not command.startswith("./hotline "):
-            continue
-        while command.endswith("\\") and i + 1 < len(lines):
-            i += 1
-            command = command[:-1] + " " + lines[i].lstrip("#$ \t")
-        command = re.sub(r"(\s#|:\s).*$", "", command.removeprefix("./hotline "))
-        found.append(command.replace("[", "").replace("]", "").strip())
-    return found
 
 
 def refused(arguments: str) -> str:

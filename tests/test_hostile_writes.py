@@ -29,9 +29,9 @@ from hotline.records import layout
 from hotline.report import diff, pprof, render, run as report_run
 from hotline.figures import Picture
 from hotline.sweep import engine, gather, workflow
-from tests.conftest import GOOD, TABLES, Stand_in, fails, out_dir, rejected, started
+from tests.conftest import (GOOD, TABLES, Stand_in, copy_gathered, fails, out_dir, rejected,
+                            started)
 from tests.made_runs import planned_inputs, write_run
-from tests.test_notebooks import copy_gathered
 
 
 def _mount(*argv) -> None:

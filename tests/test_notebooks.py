@@ -9,7 +9,6 @@ import dataclasses
 import html
 import re
 import shlex
-import shutil
 import tempfile
 from pathlib import Path
 
@@ -32,20 +31,7 @@ from hotline.errors import HotlineError
 from tests.test_claims import (GEM5_LRU_VERDICTS, GEM5_SMOKE_VERDICTS, LINES32_VERDICTS,
                                 O3_TINY_32B_VERDICTS, O3_TINY_VERDICTS, SEED_SCALE_VERDICTS,
                                 c6_experiment, gem5_shaped)
-from tests.test_docs import command_lines
-
-SMOKE = paths.REPO / "analysis" / "smoke-results"
-
-
-def copy_gathered(dest, ignore=None):
-    """SMOKE as a run gathers it: without the pages analysed from it, which
-    are committed beside the tables as the expected results (analysis/)."""
-    def skip(folder, names):
-        own = ["analysis"] if Path(folder) == SMOKE else []
-        return own + (list(ignore(folder, names)) if ignore else [])
-    shutil.copytree(SMOKE, dest, ignore=skip)
-    return dest
-
+from tests.conftest import SMOKE, command_lines, copy_gathered
 
 MORE, O3_MORE, SEED_MORE, LINES32_MORE, GEM5_MORE, O3_32B_MORE, LRU_MORE, GEM5_LRU_MORE = \
     EXPECTED

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from hotline.report import pprof
-from hotline.results.schema import CAUSES
+from tests.conftest import expected_totals, go_pprof_raw
 
 K = 0xffffffff81000000
 
@@ -33,36 +33,6 @@ def misses_table() -> pd.DataFrame:
                                        "object", "field", "level", "cause", "count", "cycles"]
                         ).assign(run="r", space=lambda m: ["kernel" if s else "user"
                                                            for s in m["symbol"]])
-
-
-def expected_totals(m: pd.DataFrame) -> dict[str, int]:
-    """Per sample type, from the table by a plain groupby."""
-    totals = {}
-    for level, at in m.groupby("level"):
-        totals[f"{level}-misses"] = int(at["count"].sum())
-        totals[f"{level}-cycles"] = int(at["cycles"].sum())
-        for cause in CAUSES:
-            totals[f"{level}-{cause}"] = int(at.loc[at["cause"] == cause, "count"].sum())
-    return totals
-
-
-def go_pprof_raw(path) -> tuple[list[str], list[int]]:
-    """Sample type names and their sums, as go tool pprof -raw reads them."""
-    out = subprocess.run(["go", "tool", "pprof", "-raw", str(path)], capture_output=True,
-                         text=True, check=True, timeout=600).stdout
-    lines = out.splitlines()
-    start = lines.index("Samples:")
-    types = [t.split("/")[0] for t in lines[start + 1].split()]
-    sums = [0] * len(types)
-    for line in lines[start + 2:]:
-        m = re.match(r"^\s*((?:\d+\s+)*\d+): ", line)
-        if m is None:
-            if line and not line.startswith(" "):
-                break
-            continue
-        for i, v in enumerate(m.group(1).split()):
-            sums[i] += int(v)
-    return types, sums
 
 
 @pytest.fixture

@@ -18,8 +18,7 @@ from hotline.report.annotate import write_annotation
 from hotline.report.c2c import SharedLines
 from hotline.report.render import PICTURES, write_report
 from hotline.report.run import Run
-from tests.conftest import require_tools
-from tests.test_pprof import expected_totals, go_pprof_raw
+from tests.conftest import expected_totals, go_pprof_raw, require_tools
 
 pytestmark = pytest.mark.boot
 DEMO = paths.CONFIGS / "experiments" / "demo.toml"
