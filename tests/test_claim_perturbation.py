@@ -13,7 +13,8 @@ say of such results.  Each case says, beside it, the figure the perturbed
 tables give and the threshold it meets or misses (the threshold convention:
 docs/claims.md).  Each claim's tables are cut to the runs, and where the
 rule reads only those, the rows it reads (the chain functions' misses for
-C4, zap's for C8), so that the cases run in seconds."""
+C4 and their cycles for C2 on 32-byte lines, zap's for C8), so that the
+cases run in seconds."""
 
 import json
 from dataclasses import dataclass, field
@@ -157,8 +158,11 @@ def _shaped_as_gem5s(t: Tables) -> Tables:
 
 
 SOURCES: dict[str, Callable[[], Tables]] = {
-    # C1 and C2: the tiny fork storm on O3 cores, five repeats
+    # C1 and C2: the tiny fork storm on O3 cores, five repeats; C2 also on
+    # its 32-byte lines' twin, three repeats
     "o3 fork storm": lambda: Tables.of("o3-tiny-results", ("cycles", "code"), "forkstorm"),
+    "o3 fork storm, 32-byte lines": lambda: Tables.of("o3-tiny-32b-results", ("cycles", "code"),
+                                                      "forkstorm", rows=_chain_rows),
     # C3: the smoke fork storm on O3 cores, one run each line size; QEMU's
     "o3 smoke, 64-byte lines": lambda: Tables.of("o3-smoke-results", (), "forkstorm", (CHAIN,)),
     "o3 smoke, 32-byte lines": lambda: Tables.of("o3-smoke-32b-results", (), "forkstorm",
@@ -248,31 +252,41 @@ def repeats_paired_otherwise(t: Tables) -> None:
     t.runs.loc[base, "repeat"] = (t.runs.loc[base, "repeat"] + 1) % 5
 
 
-def c2_offsets(t: Tables) -> dict[str, int]:
-    """pte_chain_add's lock and unlock offsets, found in the committed code
-    table (the kernel's disassembly)."""
+def c2_offsets(t: Tables, symbol: str) -> dict[str, int]:
+    """A chain function's lock and unlock offsets, found in the committed
+    code table (the kernel's disassembly)."""
     code = t.tables["code"]
-    mine = code[(code["run"] == code["run"].iloc[0]) & (code["symbol"] == "pte_chain_add")]
+    mine = code[(code["run"] == code["run"].iloc[0]) & (code["symbol"] == symbol)]
     listing = {int(r.pc): (r.bytes, r.text) for r in mine.itertuples()}
     return lock_and_unlock_in_code(listing, min(listing))
 
 
-def c2_times(lock: float = 1.0, unlock: float = 1.0,
-             jittered: float = 0.0) -> Callable[[Tables], None]:
-    """pte_chain_add's lock and unlock cycles scaled (and, with jittered,
-    each run's both by its own factor of that spread)."""
+# The seed's remove-path asymmetry over the committed one (0.171 / 1.009 on
+# the tiny storm): the remove path's unlock scaled by it costs 0.171 of its
+# lock, as the seed's did.
+TO_THE_SEEDS = 0.17
+
+
+def c2_times(lock: float = 1.0, unlock: float = 1.0, remove_lock: float = 1.0,
+             remove_unlock: float = 1.0, jittered: float = 0.0) -> Callable[[Tables], None]:
+    """pte_chain_add's and pte_chain_remove's lock and unlock cycles scaled
+    (and, with jittered, each instruction's in each run by its own factor
+    of that spread)."""
+    scaled = (("pte_chain_add", "lock", lock), ("pte_chain_add", "unlock", unlock),
+              ("pte_chain_remove", "lock", remove_lock),
+              ("pte_chain_remove", "unlock", remove_unlock))
+
     def perturb(t: Tables) -> None:
-        roles = c2_offsets(t)
         cycles = t.tables["cycles"]
-        add = cycles["symbol"] == "pte_chain_add"
-        for role, factor in (("lock", lock), ("unlock", unlock)):
-            rows = add & (cycles["offset"] == roles[role])
+        runs = sorted(set(cycles["run"]))
+        noise = jitter(len(runs) * len(scaled), jittered)
+        for i, (symbol, role, factor) in enumerate(scaled):
+            rows = (cycles["symbol"] == symbol) & \
+                (cycles["offset"] == c2_offsets(t, symbol)[role])
             scale(cycles, rows, "cycles", factor)
             if jittered:
-                runs = sorted(set(cycles.loc[rows, "run"]))
-                noise = dict(zip(runs, jitter(len(runs) * 2, jittered)[
-                    (0 if role == "lock" else 1)::2]))
-                scale(cycles, rows, "cycles", cycles.loc[rows, "run"].map(noise).to_numpy())
+                mine = dict(zip(runs, noise[i::len(scaled)]))
+                scale(cycles, rows, "cycles", cycles.loc[rows, "run"].map(mine).to_numpy())
     return perturb
 
 
@@ -490,6 +504,12 @@ class Case:
     verdict: str
     why: str            # the figure the perturbed tables give, against the rule
     control: str | None = None      # the negative control's verdict, where checked
+    reason: str = ""    # how an inconclusive verdict's reason starts, where checked
+
+
+BETWEEN = "between the rule's verdicts: "
+NOT_DECIDABLE = ("not decidable on this model: it makes the remove path's unlock cost as "
+                 "much as its lock")
 
 
 CASES = [
@@ -508,17 +528,47 @@ CASES = [
          "x1.042 (1.032-1.052): at most x1.062"),
     Case("C1", "o3 fork storm", chain_cost_moved_out_of_the_chain_functions, INCONCLUSIVE,
          "x1.211 as before, the chain functions 1.2% of the profile: under 2%"),
-    # C2: unlock/lock 0.956 (lock 32.4%, unlock 31.0%); supported from 0.538
-    # (half the seed's 1.076), refuted at 0.269 or less.
-    Case("C2", "o3 fork storm", unchanged, SUPPORTED, "0.956"),
-    Case("C2", "o3 fork storm", c2_times(jittered=0.03), SUPPORTED,
-         "lock and unlock each run's own 3% jitter: 0.971 (0.907-1.035)"),
-    Case("C2", "o3 fork storm", c2_times(unlock=0.7), SUPPORTED, "0.668"),
+    # C2: pte_chain_add's unlock/lock 0.954 (lock 32.4%, unlock 31.0%);
+    # supported from 0.538 (half the seed's 1.076), refuted at 0.269 or less;
+    # and the control, pte_chain_remove's unlock/lock 1.009 (1.002-1.016):
+    # supported only at 0.586 or less (half the seed's effect, 1 - 0.171,
+    # from 1), not decidable on this model at 0.793 or more (a quarter of it
+    # or less) unless the add path refutes.
+    Case("C2", "o3 fork storm", unchanged, INCONCLUSIVE, "the remove path's 1.009",
+         reason=NOT_DECIDABLE),
+    Case("C2", "o3 fork storm", c2_times(jittered=0.03), INCONCLUSIVE,
+         "each lock and unlock jittered by 3% in each run: the remove path's 1.024 (0.966-1.082)",
+         reason=NOT_DECIDABLE),
+    Case("C2", "o3 fork storm", c2_times(unlock=0.7), INCONCLUSIVE,
+         "the add path's 0.668, the remove path's 1.009", reason=NOT_DECIDABLE),
+    Case("C2", "o3 fork storm", c2_times(remove_unlock=TO_THE_SEEDS), SUPPORTED,
+         "the remove path's unlock scaled to the seed's asymmetry: 0.171 (0.170-0.173) <= 0.586"),
+    Case("C2", "o3 fork storm", c2_times(remove_unlock=TO_THE_SEEDS, jittered=0.03),
+         SUPPORTED, "the same, each lock and unlock jittered by 3% in each run: 0.174 "
+         "(0.164-0.184)"),
+    Case("C2", "o3 fork storm", c2_times(remove_unlock=0.55), SUPPORTED,
+         "the remove path's 0.555 <= 0.586"),
+    Case("C2", "o3 fork storm", c2_times(remove_unlock=0.7), INCONCLUSIVE,
+         "the remove path's 0.706: between 0.586 and 0.793", reason=BETWEEN),
+    Case("C2", "o3 fork storm", c2_times(unlock=0.7, remove_unlock=TO_THE_SEEDS), SUPPORTED,
+         "0.668, the remove path's 0.171"),
     # The convention's half accepts a lock that costs 1.7 times the unlock.
-    Case("C2", "o3 fork storm", c2_times(lock=1.7), SUPPORTED, "0.562 >= 0.538"),
-    Case("C2", "o3 fork storm", c2_times(unlock=0.5), INCONCLUSIVE,
-         "0.477: between 0.269 and 0.538"),
-    Case("C2", "o3 fork storm", c2_times(unlock=0.25), NOT_SUPPORTED, "0.239 <= 0.269"),
+    Case("C2", "o3 fork storm", c2_times(lock=1.7, remove_unlock=TO_THE_SEEDS), SUPPORTED,
+         "0.561 >= 0.538"),
+    Case("C2", "o3 fork storm", c2_times(unlock=0.5, remove_unlock=TO_THE_SEEDS),
+         INCONCLUSIVE, "0.477: between 0.269 and 0.538", reason=BETWEEN),
+    Case("C2", "o3 fork storm", c2_times(unlock=0.25), NOT_SUPPORTED,
+         "the add path's 0.239 <= 0.269, the remove path's as committed"),
+    Case("C2", "o3 fork storm", c2_times(unlock=0.25, remove_unlock=TO_THE_SEEDS),
+         NOT_SUPPORTED, "0.239 <= 0.269, the remove path's the seed's"),
+    # On 32-byte lines the remove path's unlock/lock is 0.726 (0.691-0.761):
+    # between the control's thresholds.
+    Case("C2", "o3 fork storm, 32-byte lines", unchanged, INCONCLUSIVE,
+         "the remove path's 0.726 (0.691-0.761)", reason=BETWEEN),
+    Case("C2", "o3 fork storm, 32-byte lines", c2_times(remove_unlock=0.75), SUPPORTED,
+         "the remove path's 0.544 (0.518-0.571) <= 0.586"),
+    Case("C2", "o3 fork storm, 32-byte lines", c2_times(remove_unlock=1.2), INCONCLUSIVE,
+         "the remove path's 0.871 (0.829-0.913) >= 0.793", reason=NOT_DECIDABLE),
     # C3: spins per contended lock supported from 43.4 (half the seed's 86.8),
     # refuted at 21.7 or less; under 2% contended supports, over 10% refutes;
     # at least 30 contended locks; gem5 only.
@@ -687,6 +737,7 @@ def test_a_perturbed_table_moves_the_verdict_where_the_rule_says(case, tmp_path,
     check = claims.check(CLAIMS[case.claim], tables.write(tmp_path / "results"))
     assert check.verdict == case.verdict, (case.why, check.measured, check.reason)
     assert bool(check.reason) == (check.verdict == INCONCLUSIVE), check.reason
+    assert check.reason.startswith(case.reason), (case.why, check.reason)
     if case.control:
         assert check.control.verdict == case.control, check.control.measured
     if check.control and check.control.verdict == INCONCLUSIVE:

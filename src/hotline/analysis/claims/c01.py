@@ -97,11 +97,11 @@ CLAIM = Claim(
     history=(
         "2026-11-22: supported above x1.02 with the chain functions at 2% of stalls; not "
         "supported at most x1.0.",
-        "2026-11-25 (issue 31), after the smoke results (x1.183 modelled cycles) and gem5's "
+        "2026-11-25, after the smoke results (x1.183 modelled cycles) and gem5's "
         "(x1.287 simulated time) were seen: the thresholds made relative to the seed's extra "
         "cost (a quarter of it to support, a tenth or less to refute); both results decide "
         "as before.",
-        "2026-11-25 (issue 31, item 3): decided on system time (O3 cycles of kernel "
+        "2026-11-25: decided on system time (O3 cycles of kernel "
         "instructions) where gem5's O3 cores profiled both fork storms; the thresholds "
         "unchanged.  No cycle profile of a fork storm had been seen.",
         "2026-11-29, when one convention was chosen for every rule's thresholds "

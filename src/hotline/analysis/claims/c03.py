@@ -83,9 +83,9 @@ CLAIM = Claim(
     history=(
         "2026-11-22: supported under 2% contended with more than 10 spins per contended "
         "lock; not supported above 10% contended only, so the spins could never refute it.",
-        "2026-11-25 (issue 31), after gem5's 0.04% and 11.6 spins were seen: spins relative "
+        "2026-11-25, after gem5's 0.04% and 11.6 spins were seen: spins relative "
         "to the seed's, and few spins (under a thirtieth of the seed's) refute it.",
-        "2026-11-26 (issue 31), before the seed-scale QEMU runs were seen, when the last rule "
+        "2026-11-26, before the seed-scale QEMU runs were seen, when the last rule "
         "was found to let deterministic mode's one spin per contended lock refute the claim "
         "once 30 locks were contended (the smoke runs had 15): QEMU runs are inconclusive, "
         "their figures shown; gem5 decides.",

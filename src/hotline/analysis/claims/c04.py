@@ -102,7 +102,7 @@ CLAIM = Claim(
         "evicted or stolen and more than 80% of chains 1-2 long; not supported under 25% on "
         "page->flags, which the lock (a bit of page->flags) cannot reach.  The smoke results "
         "were inconclusive on the chain lengths (7% short).",
-        "2026-11-25 (issue 31), after those results were seen: the chain-length condition "
+        "2026-11-25, after those results were seen: the chain-length condition "
         "dropped (the seed's remark is about walking the chain, not a share to match); the "
         "evicted-or-stolen share measured among the page->flags misses and able to refute; "
         "pte-chain-hashlock as the negative control.",

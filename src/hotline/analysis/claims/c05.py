@@ -56,7 +56,7 @@ CLAIM = Claim(
     history=(
         "2026-11-22: supported within 20 points of the seed's fork share with zap above 80% "
         "of removes; not supported otherwise (no band between).",
-        "2026-11-25 (issue 31): a band between (not supported beyond 30 points or under "
+        "2026-11-25: a band between (not supported beyond 30 points or under "
         "70% zap), and baseline as the negative control; the smoke results (67.8% fork, "
         "98.2% zap; baseline 4.5% fork) had been seen.",
         "2026-11-29, when one convention was chosen for every rule's thresholds "

@@ -162,15 +162,15 @@ CLAIM = Claim(
                 "batches without cutting acquisitions"),
     history=(
         "2026-11-22: decided on acquisitions alone (at least 75% fewer).",
-        "2026-11-25 (issue 31), after the smoke results (-93% acquisitions, contention -38%) "
+        "2026-11-25, after the smoke results (-93% acquisitions, contention -38%) "
         "were seen: acquisitions follow from the batch size without page replacement, so "
         "the contention cut must also reach 75% (the seed's was 98%).",
-        "2026-11-27 (issue 31), after the 32-byte lines' runs (contention -95%) and their "
+        "2026-11-27, after the 32-byte lines' runs (contention -95%) and their "
         "64-byte twin (-90%) were seen, and as C3's rule was changed on 2026-11-26: QEMU "
         "runs are inconclusive, their figures shown, because their contention is the turns' "
-        "(session 19 noted the question; no run was made for this change).  gem5 decides, "
+        "(no run was made for this change).  gem5 decides, "
         "once it can run the writers.",
-        "2026-11-28 (issue 31), before any cycle profile of the writers was seen (the "
+        "2026-11-28, before any cycle profile of the writers was seen (the "
         "timing cores' page-replacement runs had been: -73% acquisitions, -80% "
         "contention): the seed's third figure, the system time lost to lock spinning, "
         "joins the rule, decided on the O3 cores' cycles; supported needs it cut by half "

@@ -64,7 +64,7 @@ CLAIM = Claim(
     history=(
         "2026-11-22: supported if the mmap copy's user share was above 50% and the read "
         "copy's below; not supported otherwise (a line any copy method falls on one side of).",
-        "2026-11-25 (issue 31), after the smoke results (mmap 92.0%, read 0.2%) were seen: "
+        "2026-11-25, after the smoke results (mmap 92.0%, read 0.2%) were seen: "
         "supported near the seed's (mmap at least 75%, read at most 25%), refuted when the "
         "mmap copy's misses are mostly the kernel's or the read copy's mostly the user's.",
         "2026-11-29, when one convention was chosen for every rule's thresholds "

@@ -146,9 +146,9 @@ CLAIM = Claim(
     history=(
         "2026-11-22: supported if both were in the top 5 and zap's top instruction missed on "
         "struct page; not supported if neither was in the top 10.",
-        "2026-11-25 (issue 31), after the smoke results (zap #5, fault-around #2) were seen: "
+        "2026-11-25, after the smoke results (zap #5, fault-around #2) were seen: "
         "the top 3, since the seed names them #1 and #2; either out of the top 10 refutes.",
-        "2026-11-25 (issue 31, item 3): ranked by O3 cycles (the share of all CPU time) "
+        "2026-11-25: ranked by O3 cycles (the share of all CPU time) "
         "where gem5's O3 cores profiled a script storm; the thresholds unchanged.  No "
         "cycle profile of a script storm had been seen.",
         "2026-11-29, when the intervals were made to say what they measure "

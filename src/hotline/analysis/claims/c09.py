@@ -64,7 +64,7 @@ CLAIM = Claim(
     history=(
         "2026-11-22: supported if legacy had at least 0.10 events per call and wordop fewer "
         "than a tenth of legacy's; on QEMU and gem5 alike.",
-        "2026-11-25 (issue 31): the QEMU model's figure is built in, so gem5's O3 decides "
+        "2026-11-25: the QEMU model's figure is built in, so gem5's O3 decides "
         "alone; wordop is the negative control under the same threshold.  gem5 had shown "
         "0.00 on every variant.",
         "2026-11-29, when one convention was chosen for every rule's thresholds "

@@ -72,7 +72,7 @@ CLAIM = Claim(
     history=(
         "2026-11-22: supported at 0.5 misses per call on at least 2 objects (any number of "
         "misses each), under 5% of calls with waiters; not supported under 0.1 per call.",
-        "2026-11-25 (issue 31), after the smoke results (0.92 per call on 3 objects) were "
+        "2026-11-25, after the smoke results (0.92 per call on 3 objects) were "
         "seen: thresholds relative to the seed's three misses, objects counted only at 0.1 "
         "misses per call, baseline as the negative control.",
         "2026-11-29, when one convention was chosen for every rule's thresholds "

@@ -74,7 +74,7 @@ CLAIM = Claim(
     history=(
         "2026-11-22: supported within 3% of baseline's cost with the cache used; not "
         "supported if more than 3% cheaper.",
-        "2026-11-25 (issue 31, item 3): decided on the regions' elapsed O3 cycles where "
+        "2026-11-25: decided on the regions' elapsed O3 cycles where "
         "gem5's O3 cores ran both; the thresholds unchanged.  No O3 run of the "
         "microbenchmarks had been seen.",
     ))

@@ -2,14 +2,18 @@
 
 A rule is two lists of conditions on named figures, fixed before any data:
 "supported" when every supported condition holds, "not supported" when any
-not-supported condition holds, "inconclusive" otherwise.  A figure is
-measured once per repeat of the experiment, and a condition is decided on
-the figure's 95% interval (of its kind: Kind), not on one value: it holds
-when the whole interval meets it, fails when none of it does, and is
-undecided when its threshold lies inside the interval.  An undecided
-condition that would have changed the verdict makes it "inconclusive", and
-the reason says which threshold the interval holds.  With one run the
-interval is the value itself, and the figure says "1 run".
+not-supported condition holds, "inconclusive" otherwise.  A rule may also
+name where its model cannot decide (Undecidable: a control inside the model,
+a pattern the seed measured beside the claim's, found absent): then it is
+"inconclusive", "not decidable on this model", unless a not-supported
+condition holds.  A figure is measured once per repeat of the experiment,
+and a condition is decided on the figure's 95% interval (of its kind:
+Kind), not on one value: it holds when the whole interval meets it, fails
+when none of it does, and is undecided when its threshold lies inside the
+interval.  An undecided condition that would have changed the verdict
+makes it "inconclusive", and the reason says which threshold the interval
+holds.  With one run the interval is the value itself, and the figure says
+"1 run".
 
 The thresholds follow one convention (docs/claims.md, "The threshold
 convention"): where the seed measured the claim's effect, supported needs
@@ -157,9 +161,11 @@ class Effect:
     convention makes of it: supported at or beyond SUPPORT of the effect,
     not supported at or within REFUTE of it.  The effect is measured from
     `origin`, the figure where there is none (0 for a share, a cut or a
-    count; 1 for a ratio of costs).  A claim whose seed names the effect
-    without a figure takes what its words assert as `seed` (all of a
-    share, once per call) and says so in `of`."""
+    count; 1 for a ratio of costs), in the direction of the seed's figure:
+    "beyond" is >= for a seed above its origin, <= for one below it (a
+    ratio of costs under 1: an instruction cheaper than another).  A claim
+    whose seed names the effect without a figure takes what its words
+    assert as `seed` (all of a share, once per call) and says so in `of`."""
     figure: str
     seed: float         # the seed's figure, in the figure's own terms
     says: str           # the figure in words
@@ -174,14 +180,34 @@ class Effect:
         return f"{self.says} ({FRACTION_WORDS[fraction]} of {self.of})"
 
     @property
+    def _beyond(self) -> tuple[str, str]:
+        """The operators of "at or beyond" and "at or within"."""
+        return (">=", "<=") if self.seed >= self.origin else ("<=", ">=")
+
+    @property
     def supported(self) -> Condition:
-        return Condition(self.figure, ">=", self.threshold(SUPPORT), self._words(SUPPORT),
-                         self.unit, self)
+        return Condition(self.figure, self._beyond[0], self.threshold(SUPPORT),
+                         self._words(SUPPORT), self.unit, self)
 
     @property
     def refuted(self) -> Condition:
-        return Condition(self.figure, "<=", self.threshold(REFUTE), self._words(REFUTE),
-                         self.unit, self)
+        return Condition(self.figure, self._beyond[1], self.threshold(REFUTE),
+                         self._words(REFUTE), self.unit, self)
+
+
+@dataclass(frozen=True)
+class Undecidable:
+    """Where the model cannot decide a claim: a control inside the model (a
+    pattern the seed measured beside the claim's, which the same model and
+    measure must show too) found absent, where `condition` holds.  The
+    verdict is then inconclusive, "not decidable on this model: " and `why`,
+    whose "{figure}" is the figure's interval as `spec` formats it."""
+    condition: Condition
+    why: str
+    spec: str = ".2f"
+
+    def reason(self, x: Interval) -> str:
+        return "not decidable on this model: " + self.why.format(figure=format(x, self.spec))
 
 
 @dataclass(frozen=True)
@@ -192,6 +218,9 @@ class Rule:
     # they are (the claim's words, a check that the design ran); "" where
     # every threshold is one.
     basis: str = ""
+    # Where the model cannot decide: checked after not_supported, before
+    # the other reasons for inconclusive.
+    undecidable: tuple[Undecidable, ...] = ()
 
     def __post_init__(self):
         assert self.basis or all(c.effect for c in self.thresholds()), \
@@ -202,29 +231,40 @@ class Rule:
         why = [*([f"a threshold on the effect is {FRACTION_WORDS[SUPPORT]} of it to support, "
                   f"{FRACTION_WORDS[REFUTE]} to refute"] if effect else []),
                *([self.basis] if self.basis else [])]
+        blind = " or ".join(u.condition.shown() for u in self.undecidable)
         return (f"supported if {' and '.join(c.shown() for c in self.supported)}; "
                 f"not supported if {' or '.join(c.shown() for c in self.not_supported)}; "
+                + (f"otherwise not decidable on this model (inconclusive) if {blind}; "
+                   if blind else "") +
                 "inconclusive otherwise, or when a 95% interval holds a threshold that "
                 f"decides ({'; '.join(why)})")
 
     def thresholds(self) -> list[Condition]:
-        return [*self.supported, *self.not_supported]
+        return [*self.supported, *self.not_supported,
+                *(u.condition for u in self.undecidable)]
 
     def verdict(self, figures: dict[str, Interval]) -> tuple[str, str]:
         """The verdict on these figures, and why it is inconclusive where an
         interval holds a threshold (else "")."""
         s = [c.holds(figures[c.figure]) for c in self.supported]
         n = [c.holds(figures[c.figure]) for c in self.not_supported]
+        blind = [u for u in self.undecidable
+                 if u.condition.holds(figures[u.condition.figure]) is True]
         if all(h is True for h in s):
-            assert not any(h is True for h in n), "a rule whose verdicts overlap"
+            assert not any(h is True for h in n) and not blind, "a rule whose verdicts overlap"
             return SUPPORTED, ""
         if any(h is True for h in n):
             return NOT_SUPPORTED, ""
+        if blind:
+            return INCONCLUSIVE, "; ".join(u.reason(figures[u.condition.figure]) for u in blind)
         # Undecided conditions that could still have decided: a supported
-        # one where none of the others failed, or a not-supported one.
+        # one where none of the others failed, a not-supported one, or one
+        # where the model cannot decide.
         open_ = [c for c, h in zip(self.supported, s) if h is None] \
             if not any(h is False for h in s) else []
         open_ += [c for c, h in zip(self.not_supported, n) if h is None]
+        open_ += [u.condition for u in self.undecidable
+                  if u.condition.holds(figures[u.condition.figure]) is None]
         held = [f"{c.says} {figures[c.figure]:.4g} (threshold {c.shown()})" for c in open_
                 if not math.isnan(figures[c.figure].mean)]
         # A figure these results could not measure (the claim's figures()
