@@ -129,6 +129,9 @@ def run(spec: Path, name: str) -> tuple[pd.DataFrame, str]:
     if result.failure:
         raise SystemExit(f"{name}: {result.failure}")
     print(f"{name}: {result.directory} ({time.monotonic() - began:.0f} s)", file=sys.stderr)
+    if not (result.directory / "misses.parquet").exists():    # gem5 without the extension
+        raise SystemExit(f"{name}: no misses table in {result.directory}: build gem5 with "
+                         "hotline's extension (docs/gem5.md)")
     return pd.read_parquet(result.directory / "misses.parquet"), str(result.directory)
 
 

@@ -12,8 +12,8 @@ kernel's L1D data misses on either side, and the coherence misses on
 page->flags (what the quantum of deterministic mode is for:
 docs/interleaving.md).  Goals: totals and page->flags's coherence misses
 within 15%, the top ten's shares within 20% (relative).  Beside them, with no goal, the
-L1D data misses' split by cause on either side (gem5's from the replay of its
-traces).  Writes bench/results/gem5_crosscheck.json and prints the tables.
+L1D data misses' split by cause on either side (gem5's from hotline's miss
+profile, which needs gem5 built with hotline's extension).  Writes bench/results/gem5_crosscheck.json and prints the tables.
 
 Instruction fetches are left out on both sides: the QEMU model fetches a
 block's lines once per executed block, gem5's L1I sees every fetch.
@@ -115,6 +115,10 @@ def main() -> int:
         [result] = run_experiment(spec)
         if result.failure:
             print(f"gem5_crosscheck: the {backend} run failed: {result.failure}", file=sys.stderr)
+            return 1
+        if not (result.directory / "misses.parquet").exists():    # gem5 without the extension
+            print(f"gem5_crosscheck: the {backend} run has no misses table: build gem5 with "
+                  "hotline's extension (docs/gem5.md)", file=sys.stderr)
             return 1
         runs[backend] = result.directory
     misses = {b: pd.read_parquet(d / "misses.parquet") for b, d in runs.items()}

@@ -1,22 +1,24 @@
-"""Counting misses inside gem5 (hotline's miss profile) against the packet
-traces it replaces, on the same region from the same checkpoint: gem5's
-host seconds, its instructions a second, the bytes it writes, and the
-host's seconds reading them into the raw misses frame.
+"""What hotline's miss profile costs gem5, timed on and off.
 
-    GEM5=/path/to/gem5.opt .venv/bin/python bench/gem5_miss_profile.py RUN KERNEL_DIR \
+One gem5 run's region again from its checkpoint, with the miss profile and
+without it (gem5's own statistics only, as a gem5 built without the
+extension runs), alternated: gem5's host seconds and its region
+instructions a second, and the bytes the profile writes.
+
+    GEM5=/path/to/gem5.opt .venv/bin/python bench/gem5_miss_profile.py RUN \
         [--repeats N] [--suffix NAME]
 
-RUN is the directory of a finished gem5 run with classic caches (for
-example from configs/experiments/crosscheck-gem5.toml), KERNEL_DIR its
-kernel's build directory (in hotline's cache); its parameters
-(gem5-params.json) and its checkpoint are used as they are, once with the
-miss profile and once with it taken out (the traces of a gem5 without the
-extension), alternated, each in a directory of its own under
-bench/results/gem5_miss_profile/.  Writes bench/results/gem5_miss_profile.json
-(gem5_miss_profile-NAME.json with --suffix).
+RUN is the directory of a finished gem5 run with classic caches, made by
+this checkout (for example from configs/experiments/crosscheck-gem5.toml);
+its parameters (gem5-params.json) and its checkpoint are used as they are,
+once with the miss profile and once with it taken out, alternated, each in
+a directory of its own under bench/results/gem5_miss_profile/.  Writes
+bench/results/gem5_miss_profile.json (gem5_miss_profile-NAME.json with
+--suffix).
 """
 
 import argparse
+import dataclasses
 import json
 import platform
 import shutil
@@ -32,18 +34,18 @@ RESULTS = Path(__file__).parent / "results"
 WORK = RESULTS / "gem5_miss_profile"
 
 
-def gem5_run(kernel_dir: Path, params: dict, way: str, attempt: int) -> dict:
+def gem5_run(params, way: str, attempt: int) -> dict:
     """gem5 from the run's checkpoint with these parameters; its figures."""
     from hotline.simulate.gem5 import lsq_trace, params as gem5_params, simulator as gem5
     directory = WORK / f"{way}-{attempt}"
     shutil.rmtree(directory, ignore_errors=True)
     directory.mkdir(parents=True)
-    (directory / gem5.PARAMS_FILE).write_text(json.dumps(
-        {k: v for k, v in params.items() if k != "miss_profile_lines"}, indent=2) + "\n")
+    (directory / gem5.PARAMS_FILE).write_text(
+        json.dumps(gem5_params.run_params.to_dict(params), indent=2) + "\n")
     # O3 runs carry the load/store queue's trace: read through its pipe, as
-    # a run reads it (simulator.run).  Off, gem5 writes it into its log:
-    # 7.6 GB a round on O3 cores, as in the rounds recorded on 2026-11-28.
-    lsq_on = bool(params.get("lsq_debug_flags"))
+    # a run reads it (simulator.run).  Off, gem5 writes it into its log
+    # (7.6 GB on the 2 x 2 fork storm's O3 cores).
+    lsq_on = bool(params.lsq_debug_flags)
     started = time.monotonic()
     reader = lsq_trace.PipeReader(directory / gem5.OUTDIR / gem5_params.LSQ_TRACE) \
         if lsq_on else None
@@ -59,68 +61,40 @@ def gem5_run(kernel_dir: Path, params: dict, way: str, attempt: int) -> dict:
         sys.exit(f"gem5_miss_profile: gem5 failed ({way}); see {directory / gem5.LOG}")
     out = directory / gem5.OUTDIR
     regions = gem5.read_regions(out)
-    written: dict[str, int] = {}     # bytes under each of gem5's output folders
-    for path in out.rglob("*"):
-        if path.is_file():
-            top = path.relative_to(out).parts[0]
-            written[top] = written.get(top, 0) + path.stat().st_size
-    instructions = sum(gem5.stats.core_summary(gem5.stats.read_stats(
-        out / "stats.txt", "bench", len(regions)))["committed_insts"].fillna(0))
-    figures = {"gem5_seconds": seconds, "instructions": int(instructions),
-               "mips": instructions / seconds / 1e6,
-               "bytes": {"misses": written.get("misses", 0), "traces": written.get("traces", 0)}}
-    started = time.monotonic()
-    figures["misses"] = read_misses(kernel_dir, directory, params, regions)
-    figures["read_seconds"] = time.monotonic() - started
-    return figures
-
-
-def read_misses(kernel_dir: Path, directory: Path, params: dict, regions) -> int:
-    """The host's reading of either way's outputs into the raw frame, as
-    collect() does it; the misses counted."""
-    from hotline.simulate.gem5 import checkpoints, miss_profile, physical_map, trace_misses
-    checkpoint = checkpoints.Checkpoint("", Path(params["checkpoint_dir"]).parent)
-    physical = physical_map.load(kernel_dir, checkpoints.vmemmap(checkpoint))
-    clock_hz = float(params["machine"]["clock"].removesuffix("GHz")) * 1e9
-    out = directory / "gem5"
-    if params["miss_profile"]:
-        files = [out / params["miss_profile"]["path"].format(region=r)
-                 for r, (_, end) in enumerate(regions) if end is not None]
-        raw, _, _ = miss_profile.aggregate(files, physical, clock_hz)
-    else:
-        t = params["traces"]
-        cpus = params["machine"]["cpus"]
-        monitors = trace_misses.monitors(out / t["directory"], cpus, t["l1d_monitor"],
-                                         t["l2_monitor"])
-        core = {cpu: out / t["directory"] / f"{t['core_monitor'].format(cpu=cpu)}.req.trc.gz"
-                for cpu in range(cpus)} if t["core_monitor"] else None
-        raw, _, _ = trace_misses.aggregate(
-            monitors, regions, physical, clock_hz, core_traces=core,
-            line_bytes=params["caches"]["line_bytes"],
-            l1d_lines=params["miss_profile_lines"])
-    return int(raw["count"].sum())
+    cores = gem5.stats.core_summary(gem5.stats.read_stats(out / "stats.txt", "bench",
+                                                          len(regions)))
+    instructions = int(cores["committed_insts"].fillna(0).sum())
+    # gem5's own clock of each region (its stats are reset at the region's
+    # start): one figure per region, on every core's row.
+    region_seconds = float(cores.groupby("region")["host_seconds"].first().sum())
+    written = sum(p.stat().st_size for p in (out / "misses").rglob("*") if p.is_file()) \
+        if (out / "misses").is_dir() else 0
+    return {"gem5_seconds": seconds, "region_host_seconds": region_seconds,
+            "instructions": instructions, "mips": instructions / seconds / 1e6,
+            "region_mips": instructions / region_seconds / 1e6 if region_seconds else None,
+            "miss_profile_bytes": written}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run", type=Path, help="a finished gem5 run's directory")
-    parser.add_argument("kernel_dir", type=Path, help="its kernel's build directory")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--suffix", default="",
                         help="record as gem5_miss_profile-SUFFIX.json (another run's)")
     args = parser.parse_args()
-    from hotline.simulate.gem5 import simulator as gem5
-    params = json.loads((args.run / gem5.PARAMS_FILE).read_text())
-    if not params.get("miss_profile"):
+    from hotline.simulate.gem5 import params as gem5_params, simulator as gem5
+    run_params = gem5_params.run_params
+    path = args.run / gem5.PARAMS_FILE
+    try:
+        params = run_params.from_dict(run_params.MeasureParams, json.loads(path.read_text()))
+    except (OSError, ValueError, run_params.ParamsError) as e:
+        sys.exit(f"gem5_miss_profile: {path}: {e}; make RUN with this checkout")
+    if params.miss_profile is None:
         sys.exit(f"gem5_miss_profile: {args.run} has no miss profile in its parameters")
-    # The replay of the traces needs the L1D's lines, which the miss
-    # profile's parameters carry.
-    lines = params["miss_profile"]["l1d_lines"]
-    ways = {"miss profile": {**params, "miss_profile_lines": lines},
-            "traces": {**params, "miss_profile": None, "miss_profile_lines": lines}}
+    ways = {"miss profile": params, "off": dataclasses.replace(params, miss_profile=None)}
     rounds = []
     for attempt in range(args.repeats):
-        rounds.append({way: gem5_run(args.kernel_dir, p, way.replace(" ", "-"), attempt)
+        rounds.append({way: gem5_run(p, way.replace(" ", "-"), attempt)
                        for way, p in ways.items()})
         print(json.dumps(rounds[-1], indent=1), flush=True)
     record = {"run": str(args.run), "rounds": rounds, "host": platform.node(),

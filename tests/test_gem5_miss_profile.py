@@ -8,11 +8,9 @@ import pytest
 
 from hotline.errors import HotlineError
 from hotline.simulate.gem5 import miss_profile
-from hotline.simulate.gem5.physical_map import PhysicalMap
 
 VMEMMAP = 0xFFFFEA0000000000
-PHYSICAL = PhysicalMap((), page_offset_base=0xFFFF888000000000, vmemmap_base=VMEMMAP,
-                       struct_page_size=64)
+LAYOUT = miss_profile.KernelLayout(vmemmap_base=VMEMMAP, struct_page_size=64)
 K1, K2 = 0xFFFFFFFF81100000, 0xFFFFFFFF81100040     # kernel instructions
 HEADER = ("# hotline miss profile 2: region_ticks=5000000 tick_frequency=1000000000000 "
           "line_bytes=64 mshr_hits={mshr} without_pc=7 uncacheable=0 "
@@ -43,7 +41,7 @@ def test_rows_become_the_raw_frame_and_the_thieves(tmp_path):
     raw, stolen, summary = miss_profile.aggregate(
         [table(tmp_path, "r0.csv", rows), table(tmp_path, "r1.csv", rows.splitlines()[0] + "\n",
                                                 mshr=4)],
-        PHYSICAL, clock_hz=2e9)
+        LAYOUT, clock_hz=2e9)
     by_key = {(r.cpu, r.level, r.pc, r.kind, r.data, r.cause): (r.count, r.cycles)
               for r in raw.itertuples()}
     # 2 + 1 + 1 misses in region 0 and 2 in region 1 on page->flags; 1,000 +
@@ -65,7 +63,7 @@ def test_rows_become_the_raw_frame_and_the_thieves(tmp_path):
 
 
 def test_no_regions_give_empty_frames():
-    raw, stolen, summary = miss_profile.aggregate([], PHYSICAL, clock_hz=2e9)
+    raw, stolen, summary = miss_profile.aggregate([], LAYOUT, clock_hz=2e9)
     assert raw.empty and stolen.empty and summary["misses"] == 0
 
 
@@ -83,7 +81,7 @@ def test_damaged_tables_are_refused_in_one_line(tmp_path, text, says):
     path = tmp_path / "r0.csv"
     path.write_text(text)
     with pytest.raises(HotlineError, match=says.replace("(", r"\(").replace(")", r"\)")):
-        miss_profile.aggregate([path], PHYSICAL, clock_hz=2e9)
+        miss_profile.aggregate([path], LAYOUT, clock_hz=2e9)
 
 
 def test_a_table_of_the_extensions_first_version_asks_for_a_rebuild(tmp_path):
@@ -95,14 +93,23 @@ def test_a_table_of_the_extensions_first_version_asks_for_a_rebuild(tmp_path):
                     "cpu,level,pc,kind,vaddr,cause,thief_cpu,thief_pc,count,ticks\n"
                     f"0,L1D,{K1},read,0,capacity,-1,0,1,10\n")
     with pytest.raises(HotlineError, match="another version.*rebuild gem5"):
-        miss_profile.aggregate([path], PHYSICAL, clock_hz=2e9)
+        miss_profile.aggregate([path], LAYOUT, clock_hz=2e9)
 
 
-def test_frames_have_the_trace_paths_types(tmp_path):
-    from hotline.simulate.gem5.trace_misses import RAW, STOLEN
+def test_frames_have_the_declared_types(tmp_path):
     raw, stolen, _ = miss_profile.aggregate(
         [table(tmp_path, "r0.csv", f"0,L1D,{K1},rmw,{VMEMMAP},coherence,1,{K2},2,1000\n")],
-        PHYSICAL, clock_hz=2e9)
+        LAYOUT, clock_hz=2e9)
     assert dict(raw.dtypes.astype(str)) == {k: ("string" if v == "string" else v)
-                                            for k, v in RAW.items()}
-    assert dict(stolen.dtypes.astype(str)) == STOLEN
+                                            for k, v in miss_profile.RAW.items()}
+    assert dict(stolen.dtypes.astype(str)) == miss_profile.STOLEN
+
+
+def test_the_kernel_layout_comes_from_layout_json(tmp_path):
+    (tmp_path / "layout.json").write_text(
+        '{"symbols": {"vmemmap_base": "0xffffea0000000000"}, "sizeof": 64}')
+    assert miss_profile.kernel_layout(tmp_path) == LAYOUT
+    (tmp_path / "layout.json").write_text('{"symbols": {}}')
+    with pytest.raises(HotlineError, match="layout.json: no vmemmap_base or sizeof .*"
+                                           "rebuild the kernel"):
+        miss_profile.kernel_layout(tmp_path)

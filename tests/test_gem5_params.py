@@ -55,7 +55,7 @@ def test_skylake_classic_caches():
                        "clusivity": "mostly_incl", "writeback_clean": False}
     assert p["machine"]["memory"]["kind"] == "ddr4-2400"
     assert p["machine"]["memory"]["size"] == "1024MiB"
-    assert p["traces"]["core_monitor"] == "core_to_l1d_cpu{cpu}"
+    assert p["miss_profile"]["l1d_lines"] == 512 and "traces" not in p
     assert p["lsq_debug_flags"] == ["LSQUnit"]
     assert p["checkpoint_dir"] == "/c/cpt"
 
@@ -95,7 +95,7 @@ def test_ruby_mesi_two_level():
                            "l1i_size": "16KiB", "l1i_assoc": 4, "l1d_size": "16KiB",
                            "l1d_assoc": 4, "l2_size": "2MiB", "l2_assoc": 8,
                            "num_l2_banks": 4}
-    assert p["traces"] is None
+    assert p["miss_profile"] is None
     p = translate(with_gem5(specs.load_system("skylake-4core"), caches="ruby-mesi-two-level"))
     assert (p["caches"]["l2_size"], p["caches"]["l2_assoc"]) == ("8MiB", 16)
 
@@ -129,7 +129,6 @@ def test_classic_caches_get_the_miss_profile_of_their_geometry():
     p = translate(specs.load_system("pentium3-4way-timing"))
     assert p["miss_profile"] == {"path": params.MISS_PROFILE, "l1d_lines": 256,
                                  "l2_lines": 8192, "user_space_end": 0x800000000000}
-    assert p["traces"] is not None     # what a gem5 without the extension falls back to
     p = translate(with_gem5(specs.load_system("pentium3-4way-o3"), caches="ruby-mesi-two-level"))
     assert p["miss_profile"] is None
 
@@ -148,7 +147,7 @@ def test_a_sampled_o3_run_profiles_windows_not_regions():
     assert all(f"{{{k}}}" in params.RETIRE_COUNT for k in ("region", "cpu", "core"))
     assert p["cycle_profile"] is None and p["lsq_debug_flags"] == []
     # Atomic accesses notify no cache probe point: no misses are counted.
-    assert p["miss_profile"] is None and p["traces"] is None
+    assert p["miss_profile"] is None
     assert p["core"]["width"] == 3
     assert translate(specs.load_system("pentium3-4way-o3"))["sampling"] is None
 

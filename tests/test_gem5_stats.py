@@ -1,12 +1,19 @@
 """stats.txt in gem5 v24.0's text format (src/base/stats/text.cc), written
-here by hand: two region dumps and gem5's own dump at exit."""
+here by hand: two region dumps and gem5's own dump at exit; and a measuring
+run's output directory of a gem5 built without hotline's extension, read
+into gem5's own statistics."""
 
+import dataclasses
+import json
 import math
+from pathlib import Path
 
+import pandas as pd
 import pytest
 
+from hotline import paths, specs
 from hotline.errors import HotlineError
-from hotline.simulate.gem5 import stats
+from hotline.simulate.gem5 import checkpoints, params, simulator, stats
 
 
 def line(name, value, desc="a statistic (Count)", pdf=None):
@@ -117,3 +124,61 @@ def test_too_few_dumps(tmp_path):
         stats.read_stats(path, "r", regions=3)
     with pytest.raises(HotlineError, match="no stats file"):
         stats.read_stats(tmp_path / "none.txt", "r", regions=1)
+
+
+def run_without_extension(run_dir: Path, system: str, log: str):
+    """A measuring run's outputs as gem5 leaves them (one region, its stats
+    dump and gem5's at exit, gem5.log holding `log`) and its parameters,
+    with the LSQ trace left out (its table names instructions, which needs
+    a kernel)."""
+    spec = specs.load_system(system)
+    machine = params.machine(spec, vmlinux=Path("/k/vmlinux"), disk_image=Path("/i/disk.img"),
+                             kernel_args="console=ttyS0")
+    measure = dataclasses.replace(params.measure_params(spec, machine, Path("/c/cpt")),
+                                  lsq_debug_flags=[])
+    out = run_dir / simulator.OUTDIR
+    out.mkdir(parents=True)
+    (out / params.ROI_FILE).write_text(json.dumps({"regions": [{"begin": 10, "end": 20}]}))
+    (out / "stats.txt").write_text(stats_text())
+    (run_dir / simulator.LOG).write_text(log)
+    return measure
+
+
+def test_a_run_without_the_extension_gives_gem5s_statistics_and_says_so(tmp_path, capsys):
+    # The O3 run on classic caches asks for both of the extension's profiles.
+    line = params.run_params.no_extension(["HotlineCycleProfile", "HotlineMissProfile"],
+                                          "/h/configs/gem5/extras")
+    measure = run_without_extension(tmp_path, "pentium3-4way-o3",
+                                    f"gem5 version 24.0.0.1\nhotline-gem5: {line}\n")
+    assert measure.miss_profile is not None and measure.cycle_profile is not None
+    tables, account = simulator.collect(tmp_path, "run-1", measure, tmp_path / "no-kernel",
+                                        checkpoints.Checkpoint("key", tmp_path / "cpt"))
+    # gem5's own statistics, and the results table they fill; no misses,
+    # no cycles, and no kernel read to name them.
+    assert tables == {"roi": tmp_path / "roi.parquet"}
+    assert pd.read_parquet(tmp_path / "roi.parquet")["instructions"].tolist() == [5000, 5000]
+    assert pd.read_parquet(tmp_path / "gem5_core_stats.parquet")["l1d_misses"].tolist() == \
+        [50, 50]
+    assert (tmp_path / "gem5_stats.parquet").exists()
+    for name in ("gem5_misses_raw", "misses", "coherence", "cycles", "region_cycles"):
+        assert not (tmp_path / f"{name}.parquet").exists(), name
+    # The one line: what the extension adds and how to build it, as the
+    # build section of docs/gem5.md builds it; said, and kept in the account.
+    assert "the miss profile (misses by instruction, data field and cause)" in line
+    assert "the cycle profile (O3 cycles by instruction)" in line
+    assert "scons EXTRAS=/h/configs/gem5/extras build/X86/gem5.opt" in line
+    documented = "scons EXTRAS=/path/to/hotline/configs/gem5/extras build/X86/gem5.opt"
+    assert documented in (paths.REPO / "docs" / "gem5.md").read_text()
+    assert documented in params.run_params.build_extension("/path/to/hotline/configs/gem5/extras")
+    assert capsys.readouterr().err.splitlines() == [f"hotline: run-1: {line}"]
+    assert account["without_extension"] == line
+    assert account["misses_from"] == "not measured: gem5 built without hotline's extension"
+    assert account["cycle_profile"] == "not measured: gem5 built without hotline's extension"
+
+
+def test_missing_profiles_of_a_gem5_with_the_extension_fail_the_run(tmp_path):
+    # Without the script's line, a run that wrote no miss profile is broken.
+    measure = run_without_extension(tmp_path, "pentium3-4way-timing", "gem5 version 24.0.0.1\n")
+    with pytest.raises(HotlineError, match="missing; gem5 wrote 0 of 1 miss profiles"):
+        simulator.collect(tmp_path, "run-1", measure, tmp_path / "no-kernel",
+                          checkpoints.Checkpoint("key", tmp_path / "cpt"))

@@ -638,7 +638,7 @@ def test_a_failed_gem5_boot_names_its_logs_where_they_will_be(tmp_path, monkeypa
     work = tmp_path / "results" / "exp" / layout.running_name("r1")
     checkpoint, failure = checkpoints.ensure_checkpoint(
         {"machine": "m"}, machine=None, gem5=Path("/bin/true"), work=work, timeout_s=1,
-        label="run r1", kernel_dir=tmp_path, cpus=4, workloads=["forkstorm"])
+        label="run r1", cpus=4, workloads=["forkstorm"])
     assert checkpoint is None
     assert failure == "gem5 boot (logs in the run directory's boot/): gem5 exited with status 1"
     assert ".running" not in failure

@@ -1,12 +1,9 @@
-"""The protobuf classes hotline reads and writes with (pprof_pb2.py for
-pprof's profiles, packet_pb2.py for gem5's packet traces) are what protoc
-makes of the .proto files beside them now: the .proto is the one
-definition, and a change to it without the classes made again fails here.
-To make them again (Debian's protobuf-compiler):
+"""The protobuf classes hotline writes with (pprof_pb2.py for pprof's
+profiles) are what protoc makes of the .proto files beside them now: the
+.proto is the one definition, and a change to it without the classes made
+again fails here.  To make them again (Debian's protobuf-compiler):
 
     protoc --python_out=src/hotline/report -I src/hotline/report src/hotline/report/pprof.proto
-    protoc --python_out=src/hotline/simulate/gem5 -I src/hotline/simulate/gem5 \\
-        src/hotline/simulate/gem5/packet.proto
 """
 
 import shutil
@@ -16,8 +13,7 @@ import pytest
 
 from hotline import paths
 
-PROTOS = [paths.REPO / "src" / "hotline" / "report" / "pprof.proto",
-          paths.REPO / "src" / "hotline" / "simulate" / "gem5" / "packet.proto"]
+PROTOS = [paths.REPO / "src" / "hotline" / "report" / "pprof.proto"]
 
 
 @pytest.mark.parametrize("proto", PROTOS, ids=lambda p: p.name)

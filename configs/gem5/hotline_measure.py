@@ -8,16 +8,16 @@ to the guest's end.
 
 MEASURE.json is written by hotline (configs/gem5/hotline_gem5/run_params.py,
 MeasureParams).  Classic private L1I/L1D/L2 caches and an optional shared
-L3, with hotline's miss profile of every L1D and L2 (or, in a gem5 built
-without hotline's extension, traced CommMonitors at the core, below each
-L1D and below each L2), or Ruby MESI_Two_Level without either.  Stats are
-reset at each region's start and dumped at its end; the init's m5 exit
-ends the run.  Outputs in OUT: stats.txt, board.pc.com_1.device (the guest
-console from the checkpoint on), the roi_file (region ticks), the miss
-profile of each region or the traces and, with O3, the LSQUnit debug trace
-inside the regions (--debug-file) and, with O3 and classic caches in a gem5
-built with hotline's extension (configs/gem5/extras), each core's cycle
-profile of each region, or of each sampled window.  Written for gem5 v24.0.
+L3, with hotline's miss profile of every L1D and L2, or Ruby MESI_Two_Level
+without it.  Stats are reset at each region's start and dumped at its end;
+the init's m5 exit ends the run.  Outputs in OUT: stats.txt,
+board.pc.com_1.device (the guest console from the checkpoint on), the
+roi_file (region ticks), with O3 the LSQUnit debug trace inside the regions
+(--debug-file) and, in a gem5 built with hotline's extension
+(configs/gem5/extras), the miss profile of each region and, with O3, each
+core's cycle profile of each region, or of each sampled window.  A gem5
+built without the extension runs with gem5's own statistics only and says
+so in one line (run_params.no_extension).  Written for gem5 v24.0.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from hotline_gem5.preflight import check_build, check_files, fail, load_params  # noqa: E402
 from hotline_gem5.run_params import (  # noqa: E402
-    NO_EXTENSION, NO_MISS_EXTENSION, RETIRE_CORES, MeasureParams, RubyCaches,
+    RETIRE_CORES, MeasureParams, RubyCaches, build_extension, no_extension,
 )
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -42,6 +42,8 @@ check_build(ruby_protocol_needed="mesi_two_level" if ruby else None)
 check_files(params.machine)
 if not os.path.isfile(os.path.join(params.checkpoint_dir, "m5.cpt")):
     fail(f"no checkpoint in {params.checkpoint_dir} (m5.cpt missing)")
+# hotline's gem5 extension, which this checkout's gem5 should be built with.
+EXTRAS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "extras")
 
 import m5  # noqa: E402
 
@@ -65,34 +67,29 @@ else:
         MonitoredPrivateL1PrivateL2CacheHierarchy, extension_built,
     )
     if params.sampling and not extension_built("HotlineCycleProfile"):
-        fail(f"sampled simulation measures its windows with the cycle profile: {NO_EXTENSION}")
+        fail("sampled simulation measures its windows with the cycle profile, which this "
+             f"gem5 lacks (HotlineCycleProfile): {build_extension(EXTRAS)}")
     for sim_object, how in (("HotlineRetireCount", "counts its micro-ops"),
                             ("HotlineTranslationCarry", "carries the TLBs across its switches")):
         if params.sampling and not extension_built(sim_object):
             fail(f"sampled simulation {how} with {sim_object}, which this gem5's extension "
-                 "predates: rebuild gem5 with EXTRAS=configs/gem5/extras (README.md, \"gem5\")")
-    if params.cycle_profile and not extension_built("HotlineCycleProfile"):
-        # One line, and the run goes on: its whole-run statistics need no
-        # extension (the host says what is missing).
-        print(f"hotline-gem5: {NO_EXTENSION}", flush=True)
-        params = dataclasses.replace(params, cycle_profile=None)
-    if params.miss_profile and not extension_built("HotlineMissProfile"):
-        print(f"hotline-gem5: {NO_MISS_EXTENSION}", flush=True)
-        params = dataclasses.replace(params, miss_profile=None)
-    # The miss profile makes the traces unnecessary.
-    traces = params.traces if params.miss_profile is None else None
+                 f"predates: {build_extension(EXTRAS)}")
+    # What the extension measures, by the object that measures it.
+    wanted = {"HotlineCycleProfile": "cycle_profile", "HotlineMissProfile": "miss_profile"}
+    missing = [name for name, field in wanted.items()
+               if getattr(params, field) and not extension_built(name)]
+    if missing:
+        # One line, and the run goes on: gem5's own statistics need no
+        # extension (the host says the line again).
+        print(f"hotline-gem5: {no_extension(missing, EXTRAS)}", flush=True)
+        params = dataclasses.replace(params, **{wanted[name]: None for name in missing})
     miss_profile = None if params.miss_profile is None else {
         k: v for k, v in dataclasses.asdict(params.miss_profile).items() if k != "path"}
-    monitors = {}
-    if traces is not None:
-        os.makedirs(os.path.join(m5.options.outdir, traces.directory), exist_ok=True)
-        monitors = dict(trace_dir=traces.directory, core_monitor=traces.core_monitor,
-                        l1d_monitor=traces.l1d_monitor, l2_monitor=traces.l2_monitor)
     as_dict = lambda c: None if c is None else dataclasses.asdict(c)  # noqa: E731
     cache_hierarchy = MonitoredPrivateL1PrivateL2CacheHierarchy(
         l1i=as_dict(caches.l1i), l1d=as_dict(caches.l1d), l2=as_dict(caches.l2),
         l3=as_dict(caches.l3), cycle_profile=bool(params.cycle_profile or params.sampling),
-        miss_profile=miss_profile, **monitors)
+        miss_profile=miss_profile)
 
 board = machine.board(params.machine, cpu=params.roi_cpu, cache_hierarchy=cache_hierarchy,
                       checkpoint=params.checkpoint_dir, core=params.core,

@@ -3,8 +3,8 @@
  * each core's L1D and L2, counted per (core, level, instruction, kind of
  * access, the access's virtual address, cause), with the ticks from the
  * miss to the fill that served it, measured inside gem5 through the caches'
- * probe points (Hit, Miss, Fill, Data Update).  It replaces the packet
- * traces of CommMonitors below the caches and their replay in Python.
+ * probe points (Hit, Miss, Fill, Data Update): the one way hotline measures
+ * gem5's misses.
  *
  * A miss is what gem5's cache counts as one and sends below: a demand
  * access with an instruction address (page-table walks, write-backs and

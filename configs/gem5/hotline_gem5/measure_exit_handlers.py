@@ -10,9 +10,9 @@ stats: one dump per region; with hotline's extension, each core's cycle
 profile and the miss profile are started at a region's start and written at
 its end, or, in a sampled run, the cycle profiles at each window's:
 Sampler).  The init's m5 exit ends the run.  Every region's first and last
-tick go into a JSON file, which the host uses to keep only the packets
-inside the regions; stats.txt holds one dump per region, in order, and
-gem5's own dump at exit after them."""
+tick go into a JSON file, from which the host knows the regions and which
+of them closed; stats.txt holds one dump per region, in order, and gem5's
+own dump at exit after them."""
 
 from __future__ import annotations
 

@@ -1,18 +1,11 @@
 """Classic caches as hotline's system specs describe them: per core a private
-L1I, L1D and L2, optionally one shared L3, with traced CommMonitors at up to
-three boundaries of each core:
-
-- core -> L1D (optional): every data access with its own address and size,
-  the only place where the field an access touched is still known (below
-  the L1D a packet names its line);
-- L1D -> L2: the L1D's misses, upgrades and write-backs, with PCs;
-- L2 -> next level: the L2's.
+L1I, L1D and L2, optionally one shared L3.
 
 It is gem5's PrivateL1PrivateL2CacheHierarchy (its memory bus, ports and
 coherent I/O cache are inherited) with the geometry and latencies of the
-spec instead of the stdlib's fixed caches, the optional L3, the monitors, no
-prefetchers, and page-table walks through the core's L2 (as on x86, where
-walks are cached) instead of straight to memory.
+spec instead of the stdlib's fixed caches, the optional L3, no prefetchers,
+and page-table walks through the core's L2 (as on x86, where walks are
+cached) instead of straight to memory.
 
 With cycle_profile, each core also gets hotline's cycle profile
 (configs/gem5/extras, HotlineCycleProfile: O3 cores only), listening to the
@@ -22,9 +15,7 @@ hotline's miss profile (HotlineMissProfile), listening to every L1D and L2."""
 
 from __future__ import annotations
 
-import os
-
-from m5.objects import Cache, CommMonitor, L2XBar, MemTraceProbe
+from m5.objects import Cache, L2XBar
 
 from gem5.components.boards.abstract_board import AbstractBoard
 from gem5.components.cachehierarchies.classic.private_l1_private_l2_cache_hierarchy import (
@@ -32,25 +23,6 @@ from gem5.components.cachehierarchies.classic.private_l1_private_l2_cache_hierar
 )
 from gem5.isas import ISA
 from gem5.utils.override import overrides
-
-
-def traced_monitor(trace_dir: str, name: str, *, responses: bool) -> CommMonitor:
-    """A CommMonitor with a MemTraceProbe for the requests that cross it and,
-    if asked, one for the responses, each to its own gzip'd trace.  Its
-    statistics stay off: hotline reads the traces, and the outstanding-request
-    histograms are what assert when a monitor sees a response to a request
-    from before it existed."""
-    monitor = CommMonitor(disable_outstanding_hists=True, disable_latency_hists=True,
-                          disable_itt_dists=True, disable_burst_length_hists=True,
-                          disable_bandwidth_hists=True, disable_transaction_hists=True)
-    monitor.request_trace = MemTraceProbe(
-        probe_name="PktRequest", with_pc=True, trace_compress=True,
-        trace_file=os.path.join(trace_dir, f"{name}.req.trc.gz"))
-    if responses:
-        monitor.response_trace = MemTraceProbe(
-            probe_name="PktResponse", with_pc=True, trace_compress=True,
-            trace_file=os.path.join(trace_dir, f"{name}.resp.trc.gz"))
-    return monitor
 
 
 def extension_built(sim_object: str) -> bool:
@@ -65,40 +37,18 @@ def extension_built(sim_object: str) -> bool:
 class MonitoredPrivateL1PrivateL2CacheHierarchy(PrivateL1PrivateL2CacheHierarchy):
     """Each cache is a dict of gem5 Cache parameters (size, assoc,
     tag_latency, data_latency, response_latency, mshrs, tgts_per_mshr,
-    clusivity, writeback_clean).  Monitor names are formats of {cpu};
-    without trace_dir there are no monitors.  cycle_profile and
-    miss_profile (HotlineMissProfile's parameters besides the caches) need
-    a gem5 built with hotline's extension (extension_built())."""
+    clusivity, writeback_clean).  cycle_profile and miss_profile
+    (HotlineMissProfile's parameters besides the caches) need a gem5 built
+    with hotline's extension (extension_built())."""
 
     def __init__(self, *, l1i: dict, l1d: dict, l2: dict, l3: dict | None = None,
-                 trace_dir: str | None = None, core_monitor: str | None = None,
-                 l1d_monitor: str = "l1d_to_l2_cpu{cpu}",
-                 l2_monitor: str = "l2_to_mem_cpu{cpu}", cycle_profile: bool = False,
-                 miss_profile: dict | None = None) -> None:
+                 cycle_profile: bool = False, miss_profile: dict | None = None) -> None:
         super().__init__(l1d_size=l1d["size"], l1i_size=l1i["size"], l2_size=l2["size"])
         self._l1i, self._l1d, self._l2, self._l3 = l1i, l1d, l2, l3
         # The profiles become the child `cycle_profiles` in incorporate_cache
         # (a SimObject takes no empty list as an attribute).
         self._cycle_profile = cycle_profile
         self._miss_profile = miss_profile
-        self._trace_dir = trace_dir
-        self._names = {"core": core_monitor, "l1d": l1d_monitor, "l2": l2_monitor}
-
-    def _monitors(self, boundary: str, n: int, *, responses: bool) -> list | None:
-        name = self._names[boundary]
-        if self._trace_dir is None or name is None:
-            return None
-        return [traced_monitor(self._trace_dir, name.format(cpu=i), responses=responses)
-                for i in range(n)]
-
-    @staticmethod
-    def _through(monitors: list | None, i: int, downstream):
-        """The port to connect to: downstream itself, or core i's monitor in
-        front of it."""
-        if monitors is None:
-            return downstream
-        monitors[i].mem_side_port = downstream
-        return monitors[i].cpu_side_port
 
     def _below_l2(self):
         """The port the L2s send their misses to: the L3's bus, or memory's."""
@@ -124,24 +74,14 @@ class MonitoredPrivateL1PrivateL2CacheHierarchy(PrivateL1PrivateL2CacheHierarchy
         self.l2buses = [L2XBar() for _ in range(n)]
         self.l2caches = [Cache(**self._l2) for _ in range(n)]
         below_l2 = self._below_l2()
-        # Requests alone at the core: the field of a miss is its request's.
-        # (A SimObject takes no None as a child: only lists are set.)
-        core_monitors = self._monitors("core", n, responses=False)
-        l1d_monitors = self._monitors("l1d", n, responses=True)
-        l2_monitors = self._monitors("l2", n, responses=True)
-        for name, monitors in (("core_monitors", core_monitors), ("l1d_monitors", l1d_monitors),
-                               ("l2_monitors", l2_monitors)):
-            if monitors is not None:
-                setattr(self, name, monitors)
 
         for i, cpu in enumerate(cores):
             cpu.connect_icache(self.l1icaches[i].cpu_side)
-            cpu.connect_dcache(self._through(core_monitors, i, self.l1dcaches[i].cpu_side))
+            cpu.connect_dcache(self.l1dcaches[i].cpu_side)
             self.l1icaches[i].mem_side = self.l2buses[i].cpu_side_ports
-            self.l1dcaches[i].mem_side = self._through(l1d_monitors, i,
-                                                       self.l2buses[i].cpu_side_ports)
+            self.l1dcaches[i].mem_side = self.l2buses[i].cpu_side_ports
             self.l2buses[i].mem_side_ports = self.l2caches[i].cpu_side
-            self.l2caches[i].mem_side = self._through(l2_monitors, i, below_l2)
+            self.l2caches[i].mem_side = below_l2
             self._connect_table_walker(i, cpu)
             if board.get_processor().get_isa() == ISA.X86:
                 cpu.connect_interrupt(self.membus.mem_side_ports, self.membus.cpu_side_ports)

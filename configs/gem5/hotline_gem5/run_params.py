@@ -9,9 +9,10 @@ invocations (boot once, measure many):
 - boot (hotline_boot.py): atomic CPUs without caches boot the guest; at the
   workload's first work_begin the script saves a checkpoint and exits.
 - measure (hotline_measure.py): the checkpoint restored into the measuring
-  CPU (timing or O3) with the spec's caches and traced monitors, run to the
-  guest's m5 exit.  Classic caches are not part of a checkpoint, so one
-  checkpoint serves every cache geometry, CPU model and repeat.
+  CPU (timing or O3) with the spec's caches and hotline's extension's
+  profiles, run to the guest's m5 exit.  Classic caches are not part of a
+  checkpoint, so one checkpoint serves every cache geometry, CPU model and
+  repeat.
 """
 
 from __future__ import annotations
@@ -24,21 +25,32 @@ from typing import Literal, Optional, Union
 
 # Bumped whenever a field changes meaning, so that a script never reads
 # parameters written for another version of itself.
-SCHEMA = 7
+SCHEMA = 8
 
 # X86Board's one IDE controller takes four disks: the root disk and at most
 # three scratch disks (Machine.scratch_disks).
 MAX_SCRATCH_DISKS = 3
 
 
-# What a gem5 built without hotline's extension cannot measure, said once by
-# the run script and once by hotline when it reads the run.
-NO_EXTENSION = ("this gem5 has no HotlineCycleProfile: the cycle profile was not measured; "
-                "build gem5 with EXTRAS=configs/gem5/extras (README.md, \"gem5\")")
-# The same for the miss profile: such a run counts its misses from packet
-# traces instead (slower, and without the misses' causes being gem5's own).
-NO_MISS_EXTENSION = ("this gem5 has no HotlineMissProfile: misses counted from packet traces; "
-                     "build gem5 with EXTRAS=configs/gem5/extras (README.md, \"gem5\")")
+# What a gem5 built without hotline's extension (or with an older one) does
+# not measure, and how to build it: one line (no_extension), printed by the
+# measuring script into gem5.log and said again by hotline, which finds it
+# there by these first words.
+NO_EXTENSION = "this gem5 lacks hotline's extension"
+
+
+def build_extension(extras: str) -> str:
+    """How to build gem5 with the extension whose directory is `extras`
+    (docs/gem5.md, "Building gem5 with hotline's extension")."""
+    return f"build gem5 with scons EXTRAS={extras} build/X86/gem5.opt (docs/gem5.md)"
+
+
+def no_extension(missing: list, extras: str) -> str:
+    """The one line for a gem5 without the extension's `missing` objects."""
+    return (f"{NO_EXTENSION} ({', '.join(missing)}): the run has gem5's own statistics "
+            "but not what the extension adds, the miss profile (misses by instruction, data "
+            "field and cause) and the cycle profile (O3 cycles by instruction); "
+            + build_extension(extras))
 
 
 class ParamsError(ValueError):
@@ -119,18 +131,6 @@ class Machine:
 
 
 @dataclass(frozen=True)
-class Traces:
-    """Where the measuring run's traced monitors write (names relative to
-    gem5's --outdir; {cpu} is the core's number)."""
-    directory: str
-    # Core -> L1D: every data access with its own address (the field it
-    # touched); L1D -> L2 and L2 -> below: each cache's misses.
-    core_monitor: Optional[str]
-    l1d_monitor: str
-    l2_monitor: str
-
-
-@dataclass(frozen=True)
 class MissProfile:
     """hotline's miss profile (configs/gem5/extras/miss_profile.hh) of each
     region, written to `path` in --outdir ({region} is a number from 0)."""
@@ -189,17 +189,16 @@ class MeasureParams:
     checkpoint_dir: str       # the boot's checkpoint, restored
     roi_cpu: Literal["timing", "o3"]
     caches: Union[ClassicCaches, RubyCaches]
-    traces: Optional[Traces]  # classic caches only
     lsq_debug_flags: list[str]  # O3 only: debug flags on inside the regions
     roi_file: str             # in --outdir, JSON: every region's first and last tick
     core: Optional[Core] = None   # O3 only
     # O3 with classic caches: each core's cycle profile of each region, from
     # hotline's gem5 extension (configs/gem5/extras), written to this name in
     # --outdir ({region} and {cpu} are numbers from 0).  A gem5 built without
-    # the extension writes none and says so in one line.
+    # the extension writes none and says so in one line (no_extension).
     cycle_profile: Optional[str] = None
     # Classic caches: the misses counted inside gem5 by hotline's extension;
-    # a gem5 without it writes the packet traces of `traces` instead.
+    # a gem5 without it writes none and says so in the same line.
     miss_profile: Optional[MissProfile] = None
     # O3 with classic caches, sampled: the regions run on atomic cores with
     # O3 windows, each window's measured part profiled (cycle_profile is

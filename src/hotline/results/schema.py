@@ -18,10 +18,8 @@ misses.parquet, one row per (cpu, instruction, data field, level, cause):
   level        "L1I", "L1D", "L2", "L3"
   cause        "compulsory", "capacity", "conflict", "coherence", "upgrade"
                (CAUSES, defined in docs/causes.md); "" where the backend
-               does not classify the miss: gem5 with hotline's extension
-               classifies every L1D and L2 miss; its packet-trace fallback
-               (a gem5 without the extension) only upgrades and, with
-               core-side traces, the L1D's misses
+               does not classify the miss (gem5's miss profile classifies
+               every L1D and L2 miss)
   count        misses
   cycles       modelled stall cycles of these misses: count x the latency of
                whatever served them.  A miss at L1 that hits L2 and a miss at

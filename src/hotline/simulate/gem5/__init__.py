@@ -1,8 +1,9 @@
 """The gem5 backend: hotline's experiment on gem5's X86Board (simulator),
 what a run's configuration script is told (params), and readers for what
-gem5 leaves in its output directory: packet traces from the MemTraceProbes
-(packet_trace, trace_misses), stats.txt (stats) and the O3 LSQUnit debug
-trace (lsq_trace).  The scripts that run inside gem5 are configs/gem5/."""
+gem5 leaves in its output directory: stats.txt (stats), the O3 LSQUnit debug
+trace (lsq_trace) and the tables of hotline's gem5 extension (miss_profile,
+cycle_profile, retire_count).  The scripts that run inside gem5 are
+configs/gem5/."""
 
 import dataclasses
 from pathlib import Path
@@ -13,7 +14,7 @@ from hotline.simulate.gem5 import checkpoints, params, simulator
 from hotline.workloads import load_workload
 
 # Memory a simulation needs beyond the guest's: gem5's object graph and
-# the packet traces, read after it ends.
+# the tables read after it ends.
 GEM5_OVERHEAD_MIB = 4096
 
 

@@ -12,9 +12,8 @@ config scripts.
 
 A checkpoint directory (HOTLINE_CACHE/gem5-checkpoints/KEY/) holds cpt/
 (gem5's checkpoint), guest.log (the console up to the checkpoint, which the
-run's guest log starts with), boot-stats.txt, vmemmap.json (the physical
-frames behind the struct pages, read from the guest's page tables in the
-checkpoint's memory), the workload's scratch disks if it writes any
+run's guest log starts with), boot-stats.txt, the workload's scratch disks
+if it writes any
 (scratch-N.img: blank, made by the boot, which mounts them; cpt/ holds what
 it wrote to them) and checkpoint.json (its inputs and the boot's figures),
 written last: a directory without it is not a checkpoint.  The boot runs in
@@ -32,12 +31,9 @@ from pathlib import Path
 from hotline import paths
 from hotline.cached import exclusive, staged
 from hotline.console import elapsed, say
-from hotline.errors import HotlineError
 from hotline.inputs import read_text
 from hotline.simulate.gem5 import params as gem5_params
 from hotline.simulate.gem5 import stats
-from hotline.simulate.gem5.checkpoint import symbol_paddr, vmemmap_mappings
-from hotline.simulate.gem5.physical_map import Segment
 from hotline.hashing import hash_files, hash_json, short
 from hotline.simulate import guest_log, scratch_disks
 from hotline.simulate.supervise import supervise, write_command
@@ -51,9 +47,6 @@ BOOT_SCRIPT = CONFIGS / "hotline_boot.py"
 BOOT_FILES = ("hotline_boot.py", "hotline_gem5/boot_exit_handlers.py", "hotline_gem5/machine.py",
               "hotline_gem5/preflight.py", "hotline_gem5/run_params.py")
 MARKER = "checkpoint.json"
-VMEMMAP = "vmemmap.json"
-# The kernel's top-level page table (swapper_pg_dir on x86-64).
-TOP_TABLE = "init_top_pgt"
 
 
 @dataclass(frozen=True)
@@ -111,7 +104,7 @@ def planned_checkpoint(inputs: dict) -> Checkpoint:
 
 
 def ensure_checkpoint(inputs: dict, machine, *, gem5: Path, work: Path, timeout_s: int,
-                      label: str, kernel_dir: Path, cpus: int,
+                      label: str, cpus: int,
                       workloads: list[str]) -> tuple[Checkpoint | None, str | None]:
     """The cached checkpoint for these inputs, booting first if need be (in
     work/boot/).  Returns it, or None and why the boot did not reach the
@@ -127,14 +120,12 @@ def ensure_checkpoint(inputs: dict, machine, *, gem5: Path, work: Path, timeout_
             say(f"{label}: checkpoint booted meanwhile by another run, restored")
             return checkpoint, None
         failure = _boot(checkpoint, inputs, machine, gem5=gem5, boot_dir=work / "boot",
-                        timeout_s=timeout_s, label=label, kernel_dir=kernel_dir, cpus=cpus,
-                        workloads=workloads)
+                        timeout_s=timeout_s, label=label, cpus=cpus, workloads=workloads)
     return (None, failure) if failure else (checkpoint, None)
 
 
 def _boot(checkpoint: Checkpoint, inputs: dict, machine, *, gem5: Path, boot_dir: Path,
-          timeout_s: int, label: str, kernel_dir: Path, cpus: int,
-          workloads: list[str]) -> str | None:
+          timeout_s: int, label: str, cpus: int, workloads: list[str]) -> str | None:
     shutil.rmtree(boot_dir, ignore_errors=True)
     boot_dir.mkdir(parents=True)
     try:
@@ -142,8 +133,7 @@ def _boot(checkpoint: Checkpoint, inputs: dict, machine, *, gem5: Path, boot_dir
         # what may be a memory image of the guest's size.
         with staged(checkpoint.directory, keep_failed=False) as staging:
             _boot_in(staging, checkpoint, inputs, machine, gem5=gem5, boot_dir=boot_dir,
-                     timeout_s=timeout_s, label=label, kernel_dir=kernel_dir, cpus=cpus,
-                     workloads=workloads)
+                     timeout_s=timeout_s, label=label, cpus=cpus, workloads=workloads)
     except _NoCheckpoint as e:
         return str(e)
     return None
@@ -154,7 +144,7 @@ class _NoCheckpoint(Exception):
 
 
 def _boot_in(staging: Path, checkpoint: Checkpoint, inputs: dict, machine, *, gem5: Path,
-             boot_dir: Path, timeout_s: int, label: str, kernel_dir: Path, cpus: int,
+             boot_dir: Path, timeout_s: int, label: str, cpus: int,
              workloads: list[str]) -> None:
     scratch = inputs.get("scratch_disks")
     if scratch:
@@ -182,10 +172,6 @@ def _boot_in(staging: Path, checkpoint: Checkpoint, inputs: dict, machine, *, ge
     boot_stats = stats.parse_dumps(read_text(boot_dir / "gem5" / "stats.txt"))
     figures = boot_stats[-1] if boot_stats else {}
     shutil.copyfile(boot_dir / guest_log.FILE, staging / guest_log.FILE)
-    try:
-        _write_vmemmap(staging, kernel_dir)
-    except HotlineError as e:
-        raise _NoCheckpoint(f"reading the checkpoint's page tables: {e}") from None
     shutil.copyfile(boot_dir / "gem5" / "stats.txt", staging / "boot-stats.txt")
     info = {"key": checkpoint.key, "inputs": inputs, "tick": tick,
             "boot_wall_seconds": round(ended.wall_s, 1),
@@ -209,34 +195,6 @@ def _boot_failure(ended, boot_dir: Path, cpus: int, workloads: list[str]) -> str
         return "the guest ended before its first region of interest" + \
             (f": {why}" if why else "")
     return None
-
-
-def _write_vmemmap(staging: Path, kernel_dir: Path) -> None:
-    layout = json.loads(read_text(kernel_dir / "layout.json"))
-    base = int(layout["symbols"]["vmemmap_base"], 16)
-    top = symbol_paddr(kernel_dir / "vmlinux", system_map_symbol(kernel_dir / "System.map",
-                                                                 TOP_TABLE))
-    found = vmemmap_mappings(staging / "cpt", top, base)
-    if not found:
-        raise HotlineError(f"no vmemmap mapping under {TOP_TABLE} at {top:#x}")
-    (staging / VMEMMAP).write_text(json.dumps(
-        [{"vaddr": hex(m.vaddr), "paddr": hex(m.paddr), "size": hex(m.size)} for m in found],
-        indent=1) + "\n")
-
-
-def vmemmap(checkpoint: Checkpoint) -> tuple[Segment, ...]:
-    """Where the struct pages were in physical memory at the checkpoint."""
-    return tuple(Segment(paddr=int(m["paddr"], 16), vaddr=int(m["vaddr"], 16),
-                         size=int(m["size"], 16))
-                 for m in json.loads(read_text(checkpoint.directory / VMEMMAP)))
-
-
-def system_map_symbol(system_map: Path, name: str) -> int:
-    for line in read_text(system_map).splitlines():
-        address, _, symbol = line.split()
-        if symbol == name:
-            return int(address, 16)
-    raise HotlineError(f"{system_map}: no symbol {name}")
 
 
 def last_error(log: Path) -> str:

@@ -37,7 +37,7 @@ from pathlib import Path
 
 from hotline import paths
 from hotline.errors import HotlineError
-from hotline.simulate.gem5.physical_map import USER_SPACE_END
+from hotline.simulate.gem5.miss_profile import USER_SPACE_END
 from hotline.specs import Cache, SystemSpec
 
 
@@ -61,16 +61,10 @@ ROI_FILE = "hotline-roi.json"
 CONSOLE = "board.pc.com_1.device"  # the guest's serial console, as the board names it
 LSQ_TRACE = "lsq.trace"          # a named pipe hotline reads (lsq_trace.PipeReader)
 LSQ_COUNTS = "lsq-partial-overlaps.parquet"   # what hotline kept of it
-TRACE_DIR = "traces"
 CYCLE_PROFILE = "cycles/region{region}.cpu{cpu}.csv"   # configs/gem5/extras/cycle_profile.hh
 MISS_PROFILE = "misses/region{region}.csv"     # configs/gem5/extras/miss_profile.hh
 SAMPLED_PROFILE = "cycles/region{region}.sample{sample}.cpu{cpu}.csv"   # the same, per window
 RETIRE_COUNT = "retired/region{region}.cpu{cpu}.{core}.csv"   # extras/retire_count.hh
-# Monitor names: one per core and boundary; the trace files are NAME.req.trc.gz
-# and (below the caches) NAME.resp.trc.gz.
-CORE_MONITOR = "core_to_l1d_cpu{cpu}"
-L1D_MONITOR = "l1d_to_l2_cpu{cpu}"
-L2_MONITOR = "l2_to_mem_cpu{cpu}"
 # gem5's usual lpj: skips the delay-loop calibration, slow and pointless in
 # simulation.
 LPJ = "lpj=7999923"
@@ -109,9 +103,8 @@ def classic_caches(system: SystemSpec):
 
 
 def l1d_lines(system: SystemSpec) -> int:
-    """The lines of one L1D, for the shadow that tells its misses' causes
-    (the miss profile's, or trace_misses.l1d_replay's): the same L1D as the
-    caches above."""
+    """The lines of one L1D, for the miss profile's shadow of it, which
+    tells its misses' causes: the same L1D as the caches above."""
     return system.caches.l1d.size_kib * 1024 // system.caches.line_bytes
 
 
@@ -183,22 +176,16 @@ def perturbation(system: SystemSpec, repeat: int):
 
 
 def measure_params(system: SystemSpec, machine, checkpoint_dir: Path, repeat: int = 0):
-    """The measuring run: the miss profile (or, without hotline's extension,
-    packet traces) needs the classic hierarchy; the LSQ trace needs the O3
-    CPU; the cycle profile both, whole or sampled.  Repeats after the first
-    are perturbed (perturbation)."""
+    """The measuring run: the miss profile needs the classic hierarchy; the
+    LSQ trace needs the O3 CPU; the cycle profile both, whole or sampled.
+    Repeats after the first are perturbed (perturbation)."""
     classic = system.gem5.caches == "classic"
     o3 = system.gem5.roi_cpu == "o3"
     sampled = system.gem5.sampling    # O3 and classic caches only (specs.Gem5Settings)
-    traces = run_params.Traces(directory=TRACE_DIR, core_monitor=CORE_MONITOR,
-                               l1d_monitor=L1D_MONITOR, l2_monitor=L2_MONITOR)
     return run_params.MeasureParams(
         schema=run_params.SCHEMA, machine=machine, checkpoint_dir=str(checkpoint_dir),
         roi_cpu=system.gem5.roi_cpu,
         caches=classic_caches(system) if classic else ruby_caches(system),
-        # Not sampled: the caches notify no probe point of an atomic access,
-        # and the traces would hold every access of the atomic stretches.
-        traces=traces if classic and not sampled else None,
         # Not with sampling: the LSQ trace is for counting the replays of a
         # whole region (C9), which the windows do not cover.
         lsq_debug_flags=["LSQUnit"] if o3 and not sampled else [],
@@ -210,6 +197,7 @@ def measure_params(system: SystemSpec, machine, checkpoint_dir: Path, repeat: in
             measure_micro_ops=sampled.measure_micro_ops, cap_cycles=sampled.cap_cycles,
             path=SAMPLED_PROFILE,
             retire_path=RETIRE_COUNT) if sampled else None,
+        # Not sampled: the caches notify no probe point of an atomic access.
         miss_profile=run_params.MissProfile(
             path=MISS_PROFILE, l1d_lines=l1d_lines(system), l2_lines=l2_lines(system),
             user_space_end=USER_SPACE_END) if classic and not sampled else None,

@@ -15,18 +15,18 @@ and points GEM5 at the binary (gem5.opt for X86, v24.0).  Each run:
    with the spec's caches, watching the guest console like the QEMU runner;
    guest.log is the boot's console and then the restored run's,
 3. reads what gem5 left: stats.txt into gem5_stats.parquet (long) and
-   gem5_core_stats.parquet (per core and region), the miss profile of each
-   region (from hotline's gem5 extension: miss_profile.py; in a gem5
-   without it, the packet traces: trace_misses.py) into
-   gem5_misses_raw.parquet, misses.parquet and coherence.parquet (through
-   the attribution step the QEMU backend uses), the LSQUnit trace (read through a pipe
-   while gem5 runs) into rapw.parquet (O3 only), each core's cycle
-   profile of each region (O3 with classic caches, from hotline's gem5
-   extension: cycle_profile.py) into cycles.parquet and
-   region_cycles.parquet (or, sampled, each window's into
-   sampled_cycles.parquet, with each core's retire count: retire_count.py),
-   and gem5_miss_summary.json or
-   gem5_trace_summary.json.
+   gem5_core_stats.parquet (per core and region), the LSQUnit trace (read
+   through a pipe while gem5 runs) into rapw.parquet (O3 only) and, from
+   hotline's gem5 extension (configs/gem5/extras), the miss profile of each
+   region (classic caches: miss_profile.py) into gem5_misses_raw.parquet,
+   gem5_miss_summary.json, misses.parquet and coherence.parquet (through
+   the attribution step the QEMU backend uses), and each core's cycle
+   profile of each region (O3 with classic caches: cycle_profile.py) into
+   cycles.parquet and region_cycles.parquet (or, sampled, each window's
+   into sampled_cycles.parquet, with each core's retire count:
+   retire_count.py).  A gem5 built without the extension measures neither
+   profile: its run has gem5's own statistics, and says so in one line
+   (run_params.no_extension), found in gem5.log and said again here.
 """
 
 import dataclasses
@@ -43,8 +43,7 @@ from hotline.console import say
 from hotline.errors import HotlineError
 from hotline.inputs import read_text
 from hotline.simulate.gem5 import (checkpoints, cycle_profile, lsq_trace, miss_profile,
-                                   params as gem5_params, physical_map, retire_count, stats,
-                                   trace_misses)
+                                   params as gem5_params, retire_count, stats)
 from hotline.simulate import guest_log
 from hotline.simulate.backend import Outcome
 from hotline.simulate.supervise import exit_failure, supervise, write_command
@@ -178,12 +177,22 @@ def read_regions(out: Path) -> list[tuple[int, int | None]]:
     return [(r["begin"], r["end"]) for r in json.loads(read_text(path))["regions"]]
 
 
+def without_extension(run_dir: Path) -> str:
+    """The measuring script's one line saying that this gem5 lacks hotline's
+    extension (run_params.no_extension), or "" if it said none."""
+    log = run_dir / LOG
+    lines = log.read_text(errors="replace").splitlines() if log.exists() else []
+    mark = f"hotline-gem5: {gem5_params.run_params.NO_EXTENSION}"
+    return next((line.split("hotline-gem5: ", 1)[1] for line in lines if mark in line), "")
+
+
 def collect(run_dir: Path, run_id: str, params, kernel_dir: Path,
-            checkpoint: checkpoints.Checkpoint, l1d_lines: int) -> tuple[dict[str, Path], dict]:
+            checkpoint: checkpoints.Checkpoint) -> tuple[dict[str, Path], dict]:
     """Turn gem5's outputs in run_dir/gem5 into hotline's tables in run_dir:
     the results tables every backend makes (results/schema.py) that gem5 can
-    fill, by name, and a short account for the manifest.  l1d_lines: the
-    L1D's, for the causes of its misses (l1d_replay)."""
+    fill, by name, and a short account for the manifest.  gem5's own
+    statistics are read from every run; what hotline's extension measures,
+    from a gem5 built with it."""
     out = run_dir / OUTDIR
     regions = read_regions(out)
     long = stats.read_stats(out / "stats.txt", run_id, len(regions))
@@ -198,40 +207,29 @@ def collect(run_dir: Path, run_id: str, params, kernel_dir: Path,
         run_dir / "roi.parquet", index=False)
     tables = {"roi": run_dir / "roi.parquet"}
     account = {"regions": len(regions), "checkpoint": checkpoint.key}
-    traces = params.traces
-    # The symbols and announced objects that name instructions and data;
-    # a run with neither misses nor the LSQ trace (Ruby caches) needs none.
-    objects = ObjectMap.for_kernel(kernel_dir, (run_dir / SERIAL_LOG).read_text(
-        errors="replace")) if traces is not None or params.lsq_debug_flags \
-        or params.sampling else None
-    if traces is not None:
-        physical = physical_map.load(kernel_dir, checkpoints.vmemmap(checkpoint))
-        clock_hz = float(params.machine.clock.removesuffix("GHz")) * 1e9
-        profiled = params.miss_profile is not None and \
-            gem5_params.run_params.NO_MISS_EXTENSION not in (run_dir / LOG).read_text(
-                errors="replace")
-        if profiled:
-            raw, stolen = _profiled_misses(run_dir, params, regions, physical, clock_hz,
-                                           account)
-        else:
-            raw, stolen = _traced_misses(run_dir, params, physical, clock_hz, l1d_lines,
-                                         regions, account)
-        raw.to_parquet(run_dir / "gem5_misses_raw.parquet", index=False)
-        attribute_with(raw, objects, run_id).to_parquet(run_dir / "misses.parquet", index=False)
-        tables["misses"] = run_dir / "misses.parquet"
-        if stolen is not None:    # the causes name coherence misses' thieves
-            coherence_table(stolen, objects, run_id).to_parquet(
-                run_dir / "coherence.parquet", index=False)
-            tables["coherence"] = run_dir / "coherence.parquet"
+    missing = without_extension(run_dir)
+    if missing:
+        say(f"{run_id}: {missing}")
+        account["without_extension"] = missing
+    # The symbols and announced objects that name instructions and data,
+    # read once a table needs them (a run with none of the extension's
+    # tables and no LSQ trace needs none).
+    objects = cache(lambda: ObjectMap.for_kernel(kernel_dir, (run_dir / SERIAL_LOG).read_text(
+        errors="replace")))
+    if params.miss_profile is not None:
+        tables.update(_miss_tables(run_dir, run_id, params, regions, kernel_dir, objects,
+                                   account, missing))
     if params.lsq_debug_flags:
         # The O3 LSQ's replays of loads that partially overlap an older
         # store: gem5's reads after partial writes, as the rapw table.
         partial = pd.read_parquet(out / gem5_params.LSQ_COUNTS)
-        rapw_table(partial, objects, run_id).to_parquet(run_dir / "rapw.parquet", index=False)
+        rapw_table(partial, objects(), run_id).to_parquet(run_dir / "rapw.parquet",
+                                                          index=False)
         tables["rapw"] = run_dir / "rapw.parquet"
         account["partial_overlap_replays"] = int(partial["count"].sum())
     if params.cycle_profile:
-        tables.update(_cycle_tables(run_dir, run_id, params, regions, objects, account))
+        tables.update(_cycle_tables(run_dir, run_id, params, regions, objects, account,
+                                    missing))
     if params.sampling:
         tables.update(_sampled_tables(run_dir, run_id, params, objects, account))
     return tables, account
@@ -270,7 +268,7 @@ def _sampled_tables(run_dir: Path, run_id: str, params, objects,
     statistic = {(region, cpu): n for region, r in closed
                  for cpu, n in enumerate(r.get("region_micro_ops", []))}
     counted = retire_count.counted(retired, statistic)
-    cycle_profile.sampled(files, objects, run_id, counted).to_parquet(
+    cycle_profile.sampled(files, objects(), run_id, counted).to_parquet(
         run_dir / "sampled_cycles.parquet", index=False)
     account["counted_micro_ops"] = int(counted.sum())
     account["region_micro_ops"] = sum(statistic.values())
@@ -282,62 +280,44 @@ def _sampled_tables(run_dir: Path, run_id: str, params, objects,
     return {"sampled_cycles": run_dir / "sampled_cycles.parquet"}
 
 
-def _profiled_misses(run_dir: Path, params, regions, physical, clock_hz: float,
-                     account: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The misses hotline's extension counted inside gem5 (miss_profile)."""
+def _miss_tables(run_dir: Path, run_id: str, params, regions, kernel_dir: Path, objects,
+                 account: dict, missing: str) -> dict[str, Path]:
+    """The misses hotline's extension counted inside gem5 (miss_profile), or
+    none where the gem5 binary was built without it (missing: its line)."""
     out = run_dir / OUTDIR
     files = [out / params.miss_profile.path.format(region=region)
              for region, (_, end) in enumerate(regions) if end is not None]
+    if missing and not any(path.exists() for path in files):
+        account["misses_from"] = "not measured: gem5 built without hotline's extension"
+        return {}
     _all_written(files, "miss profiles")
-    raw, stolen, summary = miss_profile.aggregate(files, physical, clock_hz)
+    clock_hz = float(params.machine.clock.removesuffix("GHz")) * 1e9
+    raw, stolen, summary = miss_profile.aggregate(files, miss_profile.kernel_layout(kernel_dir),
+                                                  clock_hz)
     (run_dir / "gem5_miss_summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     account["misses"] = summary["misses"]
     account["misses_from"] = "miss profile"
-    return raw, stolen
-
-
-def _traced_misses(run_dir: Path, params, physical, clock_hz: float, l1d_lines: int, regions,
-                   account: dict) -> tuple[pd.DataFrame, pd.DataFrame | None]:
-    """The misses of the packet traces (a gem5 without hotline's extension);
-    the coherence misses' thieves only where the core-side traces let the
-    replay tell causes."""
-    out = run_dir / OUTDIR
-    traces = params.traces
-    trace_dir = out / traces.directory
-    cpus = params.machine.cpus
-    monitors = trace_misses.monitors(trace_dir, cpus, traces.l1d_monitor, traces.l2_monitor)
-    core = None
-    if traces.core_monitor:
-        core = {cpu: trace_dir / f"{traces.core_monitor.format(cpu=cpu)}.req.trc.gz"
-                for cpu in range(cpus)}
-    raw, stolen, summary = trace_misses.aggregate(monitors, regions, physical, clock_hz,
-                                                  core_traces=core,
-                                                  line_bytes=params.caches.line_bytes,
-                                                  l1d_lines=l1d_lines)
-    (run_dir / "gem5_trace_summary.json").write_text(
-        json.dumps(dataclasses.asdict(summary), indent=2) + "\n")
-    account["misses"] = summary.misses
-    account["misses_from"] = "packet traces"
-    account["trace_bytes"] = sum(f.stat().st_size for f in trace_dir.iterdir())
-    return raw, stolen if core else None
+    raw.to_parquet(run_dir / "gem5_misses_raw.parquet", index=False)
+    attribute_with(raw, objects(), run_id).to_parquet(run_dir / "misses.parquet", index=False)
+    coherence_table(stolen, objects(), run_id).to_parquet(run_dir / "coherence.parquet",
+                                                          index=False)
+    return {"misses": run_dir / "misses.parquet", "coherence": run_dir / "coherence.parquet"}
 
 
 def _cycle_tables(run_dir: Path, run_id: str, params, regions, objects,
-                  account: dict) -> dict[str, Path]:
-    """The cycle profile's tables, or none, said in one line, where the gem5
-    binary was built without hotline's extension."""
+                  account: dict, missing: str) -> dict[str, Path]:
+    """The cycle profile's tables, or none where the gem5 binary was built
+    without hotline's extension (missing: its line)."""
     out = run_dir / OUTDIR
     files = {(region, cpu): out / params.cycle_profile.format(region=region, cpu=cpu)
              for region, (_, end) in enumerate(regions) if end is not None
              for cpu in range(params.machine.cpus)}
-    if not any(path.exists() for path in files.values()) and \
-            gem5_params.run_params.NO_EXTENSION in (run_dir / LOG).read_text(errors="replace"):
-        say(f"{run_id}: {gem5_params.run_params.NO_EXTENSION}")
+    if missing and not any(path.exists() for path in files.values()):
         account["cycle_profile"] = "not measured: gem5 built without hotline's extension"
         return {}
     _all_written(files.values(), "cycle profiles")
     written = {}
-    for name, table in cycle_profile.tables(files, objects, run_id).items():
+    for name, table in cycle_profile.tables(files, objects(), run_id).items():
         table.to_parquet(run_dir / f"{name}.parquet", index=False)
         written[name] = run_dir / f"{name}.parquet"
     account["cycle_profile"] = "measured"
@@ -360,7 +340,7 @@ def simulate(run_dir: Path, *, run_id: str, system: SystemSpec, kernel_dir: Path
                                            gem5_identity=gem5_version(), scratch=scratch)
     checkpoint, failure = checkpoints.ensure_checkpoint(
         inputs, machine, gem5=gem5, work=run_dir, timeout_s=timeout_s, label=label,
-        kernel_dir=kernel_dir, cpus=system.cpus, workloads=workloads)
+        cpus=system.cpus, workloads=workloads)
     if failure:
         log = run_dir / "boot" / SERIAL_LOG
         if log.exists():
@@ -381,8 +361,7 @@ def simulate(run_dir: Path, *, run_id: str, system: SystemSpec, kernel_dir: Path
     if outcome.failure:
         return outcome, {"checkpoint": checkpoint.key}
     try:
-        tables, account = collect(run_dir, run_id, params, kernel_dir, checkpoint,
-                                  gem5_params.l1d_lines(system))
+        tables, account = collect(run_dir, run_id, params, kernel_dir, checkpoint)
         return dataclasses.replace(outcome, tables=tables), account
     except HotlineError as e:
         return dataclasses.replace(outcome, failure=f"reading gem5's outputs: {e}"), {}
