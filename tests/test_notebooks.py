@@ -23,7 +23,7 @@ from hotline.analysis import claims, claims_page
 from hotline.analysis.claims import INCONCLUSIVE, best
 from hotline.analysis.cost import function_shares, instruction_listing, run_cost
 from hotline.analysis.listing import lock_and_unlock
-from hotline.analysis.notebooks import EXPECTED, NOTEBOOKS, analyse, notebooks
+from hotline.analysis.notebooks import EXPECTED, NOTEBOOKS, ResultSets, analyse, notebooks
 from hotline.analysis.results import Results
 from hotline.analysis.slim import (claims_misses, slim_coherence, slim_instructions,
                                    slim_misses)
@@ -32,6 +32,7 @@ from tests.test_claims import (GEM5_LRU_VERDICTS, GEM5_SMOKE_VERDICTS, LINES32_V
                                 O3_TINY_32B_VERDICTS, O3_TINY_VERDICTS, SEED_SCALE_VERDICTS,
                                 c6_experiment, gem5_shaped)
 from tests.conftest import SMOKE, command_lines, copy_gathered
+from tests.made_runs import write_gathered
 
 MORE, O3_MORE, SEED_MORE, LINES32_MORE, GEM5_MORE, O3_32B_MORE, LRU_MORE, GEM5_LRU_MORE = \
     EXPECTED
@@ -61,6 +62,75 @@ def test_every_notebook_renders(pages):
     assert sorted(rendered) == sorted(p.stem for p in notebooks())
     for page in rendered.values():
         assert "<html" in page.read_text()[:2000].lower()
+
+
+# What each evidence notebook compares, which a page showing it names: the
+# kernel variants, and for the dump copy (one kernel) the ways of copying.
+COMPARED = {"rmap": ["pte-chain", "pte-chain-inpage", "pte-chain-hashlock"],
+            "unlock_page": ["unlock-page-legacy", "unlock-page-global"],
+            "lru_batching": ["pagevec-1", "pagevec-31"], "dumpcopy": ["read", "mmap"],
+            "microbench": ["pgd-cache"]}
+
+
+def test_the_demos_notebooks_show_the_variants_of_the_committed_results(tmp_path, monkeypatch):
+    """./hotline demo's case: one run, the baseline kernel's fork storm on 4
+    CPUs (the committed smoke results' own), analysed with the committed
+    results as more (EXPECTED).  Each evidence notebook shows what it
+    compares from the committed smoke results, its sections' first lines
+    naming them, and rmap the run's own baseline beside them under the
+    run's label.  The claims page, which the pages fixture checks with
+    these more results, is left out (it takes a minute)."""
+    runs = pq.read_table(SMOKE / "runs.parquet").to_pandas()
+    own = runs[(runs["variant"] == "baseline") & (runs["workload"] == "forkstorm")
+               & (runs["system"] == "pentium3-4way")]
+    assert len(own) == 1
+    tables = {}
+    for table in SMOKE.glob("*.parquet"):
+        if table.stem != "runs":
+            frame = pd.read_parquet(table)
+            tables[table.stem] = frame[frame["run"].isin(own["run_id"])]
+    demo = write_gathered(tmp_path / "demo", own, tables)
+    evidence = [p for p in notebooks() if p.stem != "claims"]
+    monkeypatch.setattr("hotline.analysis.notebooks.notebooks", lambda: evidence)
+    pages = analyse(demo, more=EXPECTED)
+    assert sorted(pages) == sorted(COMPARED)
+    for name, compared in COMPARED.items():
+        page, shown = pages[name].read_text(), output_text(demo / "analysis" / f"{name}.ipynb")
+        assert f"from {MORE}</strong> (analysis/smoke-results, on pentium3-" in page, name
+        assert f"from {MORE}** (analysis/smoke-results" in shown, name
+        for what in compared:
+            assert re.search(rf"\b{what}\b", shown), (name, what)
+    rmap = output_text(demo / "analysis" / "rmap.ipynb")
+    assert "demo has baseline only" in rmap
+    # The cost table: the run's baseline on 4 CPUs, then the committed results'.
+    assert re.search(r"^0\s+demo\s+baseline\s+4\s", rmap, re.M)
+    assert re.search(rf"^1\s+{re.escape(MORE)}\s+baseline\s+1\s", rmap, re.M)
+
+
+def test_a_section_shows_the_first_results_alone_where_they_have_its_variants():
+    """As a notebook given no more results: no first line, no column
+    `results`, the first results' own tables; where they lack a variant,
+    the first further results that have them all (the O3 profile of the
+    LRU writers: only gem5's page replacement results made one)."""
+    smoke = Results(SMOKE)
+    sets = ResultSets(smoke, EXPECTED)
+    alone = sets.section("forkstorm", ["baseline", "pte-chain"], tables=("misses", "roi"))
+    assert (alone.keys, alone.heading, list(alone.sets.values())) == ([], "", [smoke])
+    pd.testing.assert_frame_equal(alone.table("roi"), smoke.table("roi"))
+    profiled = sets.section("lruwriters", ["pagevec-1", "baseline"], tables=("sampled_cycles",))
+    assert (list(profiled.sets), profiled.keys) == ([GEM5_LRU_MORE], [])
+    assert profiled.heading.endswith(": smoke-results has no lruwriters runs of pagevec-1, "
+                                     "baseline that made sampled_cycles.")
+
+
+def output_text(executed: Path) -> str:
+    """Every output of an executed notebook as text: printed, plain and
+    Markdown."""
+    import nbformat
+    return "\n".join(o.get("text", "") + o.get("data", {}).get("text/plain", "") +
+                     o.get("data", {}).get("text/markdown", "")
+                     for c in nbformat.read(executed, as_version=4).cells
+                     if c.cell_type == "code" for o in c.outputs)
 
 
 def test_the_claims_page_opens_with_the_verdict_table_and_shows_no_code(pages):

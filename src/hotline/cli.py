@@ -85,7 +85,8 @@ def _demo(args) -> int:
         return 1
     # The notebooks on the demo's own results: most claims need runs the demo
     # does not make (configs/experiments/claims-*.toml), and say so; the
-    # claims page shows the committed smoke results' verdicts beside them.
+    # claims page shows the committed results' verdicts beside them, and the
+    # other notebooks take the variants the demo lacks from them.
     out_dir = paths.results_dir() / DEMO_SPEC.stem
     gather(DEMO_SPEC, out_dir)
     pages = analyse(out_dir, more=EXPECTED)

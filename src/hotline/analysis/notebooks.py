@@ -3,17 +3,25 @@ papermill injects the directory into each notebook's `parameters` cell and
 executes it; nbconvert writes the executed notebook as HTML.  Outputs go to
 RESULTS_DIR/analysis/, next to the results they were made from.
 
-A notebook that declares `more_results` in its parameters cell (the
-claims page) also gets further results to set beside the first, each under
-a label: the same experiment on gem5 ("gem5"), on another machine ("QEMU,
-32-byte lines"), ...  A notebook whose metadata says {"hotline": {"hide_code": true}} is
-written as HTML without its code cells' input: a page for readers."""
+A notebook that declares `more_results` in its parameters cell also gets
+further results, each under a label: the same experiment on gem5 ("gem5"),
+on another machine ("QEMU, 32-byte lines"), the committed expected results
+(EXPECTED, which the demo gives).  The claims page sets each beside the
+first as a column; an evidence notebook (rmap, unlock_page, ...) reads them
+through ResultSets, which shows each of its sections from the first results
+where they have what it compares, else from the first further results that
+do, the first results' own runs beside them.  A notebook whose metadata says
+{"hotline": {"hide_code": true}} is written as HTML without its code cells'
+input: a page for readers."""
 
 import warnings
 from pathlib import Path
 
+import pandas as pd
+from IPython.display import Markdown, display
+
 from hotline import outputs, paths
-from hotline.analysis.claims_page import column_label
+from hotline.analysis.claims_page import column_label, where
 from hotline.analysis.results import Results
 from hotline.console import phase, say
 from hotline.errors import HotlineError
@@ -32,7 +40,8 @@ def notebooks() -> list[Path]:
 
 MORE_PARAMETER = "more_results"
 # The expected results of the artifact, committed: the claims page of a run
-# that makes few of the claims' runs (the demo) shows them beside its own.
+# that makes few of the claims' runs (the demo) shows them beside its own, and
+# its evidence notebooks the variants its own runs lack (ResultSets).
 EXPECTED = {"expected: claims-smoke (committed)": paths.REPO / "analysis" / "smoke-results",
             "expected: claims-o3-tiny, gem5 O3 (committed)":
                 paths.REPO / "analysis" / "o3-tiny-results",
@@ -61,6 +70,151 @@ def column_results(label: str, directory: Path) -> Results:
                            f"takes the results of an experiment run with backend = "
                            f"\"{label}\"")
     return results
+
+
+# The column that tells apart the rows of two sets of results in one section.
+RESULTS_COLUMN = "results"
+
+
+class ResultSets:
+    """The results an evidence notebook reads: the first (results_dir), and
+    the further ones it takes ({label: directory}, its `more_results`),
+    each read once.  Each section of the notebook asks section() for what
+    it compares."""
+
+    def __init__(self, first: Results, more: dict[str, str | Path]):
+        self.first = first
+        self.more = {label: Path(directory) for label, directory in more.items()}
+        self._read: dict[str, Results] = {}
+        # The first results by their folder's name ("demo"), which no further
+        # results' label may take.
+        name = first.directory.resolve().name
+        self.first_label = name if name not in self.more else where(first.directory)
+
+    def further(self, label: str) -> Results:
+        if label not in self._read:
+            self._read[label] = Results(self.more[label])
+        return self._read[label]
+
+    def section(self, workload: str, variants: list[str] | None = None,
+                tables: tuple[str, ...] = ()) -> "Section":
+        """What a section comparing `variants` (None: the runs of any) on
+        `workload`, from runs that made `tables`, shows: the first results
+        where they have a run of every variant; else the first further
+        results that do, with the first results' own runs of those variants
+        beside them; else the first results, as they are."""
+        lacking = _lacking(self.first, workload, variants, tables)
+        if lacking:
+            for label in self.more:
+                if not _lacking(self.further(label), workload, variants, tables):
+                    return self._drawn_from(label, workload, variants, tables, lacking)
+        return Section({self.first_label: self.first})
+
+    def _drawn_from(self, label: str, workload: str, variants: list[str] | None,
+                    tables: tuple[str, ...], lacking: list[str]) -> "Section":
+        """The section from the further results `label`, its first line
+        saying so, and the first results' own runs of the variants beside."""
+        further, own = self.further(label), self.first_label
+        has = [v for v in variants or [] if v not in lacking]
+        shown = "Variants" if variants else "Runs"
+        heading = (f"**{shown} from {label}** ({where(further.directory)}, "
+                   f"{_systems(further, workload)}): ")
+        if has:
+            heading += (f"{own} has {', '.join(has)} only, whose runs "
+                        f"({_systems(self.first, workload)}) are beside them, labelled *{own}* "
+                        f"in the column `{RESULTS_COLUMN}`: another set of results, to compare "
+                        "within a set.")
+            return Section({own: self.first, label: further}, heading)
+        of = f" of {', '.join(variants)}" if variants else ""
+        # The tables are named where they are what the first results lack.
+        made = f" that made {', '.join(tables)}" if tables and \
+            _lacking(self.first, workload, variants, ()) != lacking else ""
+        return Section({label: further}, f"{heading}{own} has no {workload} runs{of}{made}.")
+
+
+class Section:
+    """The results one section shows: one set, or two (the further results
+    that have the variants, and the first results' own runs of some of
+    them), whose rows the column `results` labels.  `keys` is what to group
+    by before a section's own labels: [] for one set, ["results"] for two."""
+
+    def __init__(self, sets: dict[str, Results], heading: str = ""):
+        self.sets = sets
+        self.heading = heading
+        self.keys = [RESULTS_COLUMN] if len(sets) > 1 else []
+
+    def say(self) -> None:
+        """The section's first line, where it shows other results than the
+        first: which, and why."""
+        if self.heading:
+            display(Markdown(self.heading))
+
+    def _labelled(self, frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
+        if not self.keys:
+            return next(iter(frames.values()))
+        return pd.concat([frame.assign(**{RESULTS_COLUMN: label})[
+            [RESULTS_COLUMN, *frame.columns]] for label, frame in frames.items()],
+            ignore_index=True)
+
+    def table(self, name: str) -> pd.DataFrame:
+        return self._labelled({label: r.table(name) for label, r in self.sets.items()})
+
+    def counters(self) -> pd.DataFrame:
+        return self._labelled({label: r.counters() for label, r in self.sets.items()})
+
+    @property
+    def ok(self) -> pd.DataFrame:
+        return self._labelled({label: r.ok for label, r in self.sets.items()})
+
+    def made(self, name: str, frame: pd.DataFrame) -> pd.Series:
+        """Which rows of frame are of runs that made the table `name` (a run
+        id names a run within its own set of results)."""
+        if not self.keys:
+            [results] = self.sets.values()
+            return frame["run"].isin(results.runs_with(name))
+        made = {(label, run) for label, results in self.sets.items()
+                for run in results.runs_with(name)}
+        return pd.Series([key in made for key in zip(frame[RESULTS_COLUMN], frame["run"])],
+                         index=frame.index, dtype=bool)
+
+    def each(self, *frames: pd.DataFrame):
+        """Per set of results: {} (one set) or {"results": its label}, and its
+        rows of each frame (by the column `results`, or the index level,
+        which is dropped); with two sets, a set with no rows in the first
+        frame is left out."""
+        if not self.keys:
+            yield {}, *frames
+            return
+        for label in self.sets:
+            parts = [_of_set(frame, label) for frame in frames]
+            if not parts[0].empty:
+                yield {RESULTS_COLUMN: label}, *parts
+
+
+def _of_set(frame: pd.DataFrame, label: str) -> pd.DataFrame:
+    if RESULTS_COLUMN in frame.columns:
+        return frame[frame[RESULTS_COLUMN] == label]
+    rows = frame.index.get_level_values(RESULTS_COLUMN) == label
+    return frame[rows].droplevel(RESULTS_COLUMN)
+
+
+def _lacking(results: Results, workload: str, variants: list[str] | None,
+             tables: tuple[str, ...]) -> list[str]:
+    """The variants (["any"] for None) of which results has no successful
+    run on workload that made every one of tables."""
+    ok = results.ok
+    runs = ok[ok["workload"] == workload]
+    for table in tables:
+        runs = runs[runs["run_id"].isin(results.runs_with(table))]
+    if variants is None:
+        return [] if len(runs) else ["any"]
+    return [v for v in variants if v not in set(runs["variant"])]
+
+
+def _systems(results: Results, workload: str) -> str:
+    """The systems of the successful runs of workload: "on pentium3-4way"."""
+    ok = results.ok
+    return "on " + ", ".join(sorted(set(ok[ok["workload"] == workload]["system"])))
 
 
 def _remove_pages(out: Path) -> None:
