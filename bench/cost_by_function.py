@@ -34,7 +34,8 @@ GROUPS = {
                                       "shadow_unhash", "list_unlink", "list_push_head",
                                       "shadow_touch", "shadow_access", "classify")],
     "coherence and L3": [
-        "cachemodel.c:" + f for f in ("stolen_entry", "remote_begin", "remote_end",
+        "cachemodel.c:" + f for f in ("stolen_slot", "stolen_find", "stolen_mark", "stolen_clear",
+                                      "remote_begin", "remote_end",
                                       "take_state", "drop_private", "write_back",
                                       "invalidate_others", "evict_from_l3", "fill_l3")],
     "private L1/L2 lookups and fills": [
