@@ -11,7 +11,7 @@ from PIL import Image
 
 from hotline.analysis.notebooks import analyse
 from hotline.report import browser
-from tests.conftest import SMOKE, copy_gathered
+from tests.conftest import MANIFEST, SMOKE, WIDE, copy_gathered, report_sections
 
 pytestmark = pytest.mark.skipif(browser.chromium() is None,
                                 reason="needs chromium (scripts/apt-packages.txt; "
@@ -93,7 +93,6 @@ def test_a_reports_wide_tables_scroll_inside_the_window(tmp_path):
     """At the width pages are read at, a report whose tables are wider than
     the window is not: each table scrolls in its own box."""
     from hotline.report import render
-    from tests.test_report_render import MANIFEST, WIDE, report_sections
     page = tmp_path / "report.html"
     page.write_text(render.as_html(MANIFEST, report_sections()))
     shown = browser.render(page, tmp_path / "report.png")

@@ -28,7 +28,7 @@ from hotline.analysis.results import Results
 from hotline.analysis.slim import (claims_misses, slim_coherence, slim_instructions,
                                    slim_misses)
 from hotline.errors import HotlineError
-from tests.test_claims import (GEM5_LRU_VERDICTS, GEM5_SMOKE_VERDICTS, LINES32_VERDICTS,
+from tests.claim_tables import (GEM5_LRU_VERDICTS, GEM5_SMOKE_VERDICTS, LINES32_VERDICTS,
                                 O3_TINY_32B_VERDICTS, O3_TINY_VERDICTS, SEED_SCALE_VERDICTS,
                                 c6_experiment, gem5_shaped)
 from tests.conftest import SMOKE, command_lines, copy_gathered
@@ -42,7 +42,7 @@ MORE, O3_MORE, SEED_MORE, LINES32_MORE, GEM5_MORE, O3_32B_MORE, LRU_MORE, GEM5_L
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory):
     """Every notebook on the smoke results, and the claims page with the
-    smoke results shaped as gem5's (tests/test_claims.py) as its gem5 side
+    smoke results shaped as gem5's (tests/claim_tables.py) as its gem5 side
     and the committed expected results (the same smoke results, the O3
     results of analysis/o3-tiny-results, the seed-scale ones of
     analysis/seed-forkstorm-results, the 32-byte lines' of
@@ -157,7 +157,7 @@ def test_the_claims_page_opens_with_the_verdict_table_and_shows_no_code(pages):
         assert len(cells) == 6 and claims.CLAIMS[name].title in cells[0]
         assert cells[3].startswith(readme[name]), (name, cells[3], readme[name])
         # Every column under the row, the deciding one first; each committed
-        # column's verdict as tests/test_claims.py checks it on its tables.
+        # column's verdict as tests/test_claims_committed.py checks it on its tables.
         assert sorted(detail) == sorted(labels) and len(detail) == len(labels)
         assert detail["QEMU"] == detail[MORE]
         for label, verdicts in committed.items():
@@ -219,7 +219,7 @@ def readme_verdicts() -> dict[str, str]:
 
 
 def test_the_lru_notebook_shows_the_time_lost_to_lock_spinning(tmp_path):
-    """lru_batching's spin table on hand-made O3 profiles (tests/test_claims.py's
+    """lru_batching's spin table on hand-made O3 profiles (tests/claim_tables.py's
     spun()): pagevec-1 spent 25 of the kernel's 1,000 cycles in qspinlock's
     slow path, 2.5%, baseline 8.5, 0.85%; user code and the idle loop are
     not system time."""
@@ -465,7 +465,7 @@ def test_the_claims_that_read_no_misses_decide_the_same_without_them(tmp_path):
     gives the same verdict, figures and reason with its workload's misses
     as without them."""
     from hotline.analysis.slim import workloads_without_misses
-    from tests.test_claims import experiment, miss
+    from tests.claim_tables import experiment, miss
     assert workloads_without_misses() == {"lruwriters"}
     checked = []
     for misses in ([miss("folio_lruvec_lock_irqsave", 100)], []):

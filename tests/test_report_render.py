@@ -5,37 +5,8 @@ in Chromium)."""
 
 from html.parser import HTMLParser
 
-import pandas as pd
-
-from hotline.figures import Picture
-from hotline.records.manifest import Manifest
 from hotline.report import render
-
-MANIFEST = Manifest({
-    "run_id": "baseline--forkstorm-smoke--skylake-4core--r0", "hotline": {"revision": "abc"},
-    "inputs": {"kernel": {"variant": "baseline", "version": "6.1.192", "key": "0" * 64},
-               "system": {"name": "skylake-4core", "spec": {"cpus": 4}},
-               "workload": {"name": "forkstorm", "scale": "smoke", "params": {"instances": 4}},
-               "backend": {"name": "qemu", "version": "QEMU 10.0.2", "mode": "deterministic"}}})
-# What a wide row of the report looks like: an instruction and its partial writes.
-WIDE = pd.DataFrame({"where": ["folio_unlock+0x8"], "instruction": [
-    "lock andb $0xfe,(%rdi)    [partial writes: 3,351 as the store, loaded by "
-    "page_cpupid_xchg_last+0x4 1,192; page_cpupid_xchg_last+0x2a 1,192; "
-    "shmem_file_read_iter+0x86 202; 5 more]"], **{f"column {n}": [n * 1000] for n in range(20)}})
-
-
-def report_sections() -> list[render.Section]:
-    """The report's kinds of section: with pictures, without, and many
-    alike (the shared lines)."""
-    picture = Picture("top-l1d", "t", b"\x89PNG", b"<svg/>")
-    return [render.Section("Misses by level", "note", pd.DataFrame({"level": ["L1D"]})),
-            render.Section("Top 25 instructions by L1D misses", "note", WIDE, [picture]),
-            render.Section("Top 25 instructions by L2 misses", "note", WIDE),
-            render.Section("page->flags: the instructions that miss", "note", WIDE),
-            render.Section("Shared cache lines (c2c)", "note", WIDE),
-            *(render.Section(f"Shared line struct page+{n:#x}", "note", WIDE)
-              for n in (0, 0x40)),
-            render.Section("Reads after partial writes", "note", pd.DataFrame())]
+from tests.conftest import MANIFEST, report_sections
 
 
 class Outline(HTMLParser):

@@ -19,7 +19,7 @@ class Needs:
     their misses too, unless `misses` is false (a claim decided on the
     kernel's counters: results committed for the claims alone leave such a
     workload's misses out, analysis/slim.py).  The experiment specs' claim
-    matrices are checked against these (tests/test_claims.py)."""
+    matrices are checked against these (tests/test_claims_coverage.py)."""
     workload: str
     variants: tuple[str, ...]
     params: tuple[tuple[str, int], ...] = ()
