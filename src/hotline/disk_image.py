@@ -169,7 +169,7 @@ def _populate(root: Path) -> None:
     for source in _guest_programs():
         compile_guest_program(source, root / "bin" / source.stem)
     shutil.copytree(paths.DISK_IMAGES / "workloads", root / "workloads", dirs_exist_ok=True,
-                    ignore=shutil.ignore_patterns("*.c"))
+                    ignore=shutil.ignore_patterns("*.c", "*.h"))
 
 
 def _entries(root: Path) -> list[str]:

@@ -27,25 +27,9 @@
 #include <string.h>
 
 #include "hotline-roi.h"
+#include "pin.h"
 
 static int m5;
-
-static void die(const char *what)
-{
-	fprintf(stderr, "cachebench: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
-
-static void pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	errno = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	if (errno)
-		die("pthread_setaffinity_np (needs at least 2 CPUs)");
-}
 
 /* Not inlined: the tests find each benchmark's instructions by its symbol. */
 static __attribute__((noinline)) void sweep(long kib, long stride, long passes)

@@ -54,6 +54,7 @@
 #include <unistd.h>
 
 #include "hotline-roi.h"
+#include "pin.h"
 
 #define LINE 64
 #define PAGE 4096
@@ -156,23 +157,6 @@ static void run_steps(int me)
 			bench->step[k].run(pages);
 		barrier(k + 2);
 	}
-}
-
-static void die(const char *what)
-{
-	fprintf(stderr, "causes: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
-
-static void pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	errno = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	if (errno)
-		die("pthread_setaffinity_np (needs at least 2 CPUs)");
 }
 
 static void touch_pages(void)
