@@ -6,13 +6,7 @@ import pytest
 from hotline import paths, specs
 from hotline.errors import HotlineError
 from hotline.experiment import load_spec
-
-GOOD = """
-description = "test"
-variants = ["baseline"]
-systems = ["skylake-4core"]
-workloads = [{ name = "forkstorm", scale = "smoke" }]
-"""
+from tests.conftest import GOOD
 
 
 def write(tmp_path, text, name="exp.toml"):
