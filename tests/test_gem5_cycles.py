@@ -24,15 +24,32 @@ the core clock):
   core's cache: each such miss waits at least the L1D's and the L2's
   latency on the way, and not longer than going to memory would; the
   cycle profile charges the waiting load to a peer's cache.
-- lockload (its own program, the last region): four stores to lines that stay
-  in the L1D, then `lock andb` on a byte, then a load of the word holding
-  it.  A locked instruction is a full barrier (gem5 runs it as fenced
-  micro-ops): it cannot start before the four stores have left the store
-  buffer, and the load cannot pass it.  So it is the loop's dearest
-  instruction, at least half its cycles are the head waiting at a fence,
-  and each execution takes at least one L1D access (its locked load) and
-  at most six accesses (four stores and its own load and store) at the
-  L1D's and the L2's latency each.
+- the chase's sampled views: nearly every cycle of the chase is its load
+  waiting for memory, so a sampling profiler's samples land during that
+  wait.  The next-committing view names the stalled load itself; the skid
+  view (a Pentium III takes the counter's interrupt at the boundary after
+  the load retires and reports the next instruction) names the instruction
+  after it.  So the load holds most of the chase's samples in the first
+  view and hardly any in the second, where the instruction after it holds
+  them.
+- every view's samples, per core and region: one every sample_period
+  unhalted cycles, so the region's unhalted cycles over the period, give or
+  take the one a region's edge cuts.
+- lockload (its own program, the last two regions): stores, then `lock
+  andb` on a byte, then a load of the word holding it.  A locked
+  instruction is a full barrier (gem5 runs it as fenced micro-ops): it
+  cannot start before the stores have left the store buffer, and the load
+  cannot pass it.  After four stores to lines that stay in the L1D, it is
+  the loop's dearest instruction, at least half its cycles are the head
+  waiting at a fence, and each execution takes at least one L1D access
+  (its locked load) and at most six accesses (four stores and its own load
+  and store) at the L1D's and the L2's latency each; its drains wait for
+  stores that hit the L1D, a few cycles a call.  After one store to a line
+  not cached, its drain waits for that store's miss, served by memory: at
+  least the memory latency less what the core overlapped before the lock
+  reached the head (the store's commit), and no more than the memory
+  latency plus the L1D's and L2's latencies and the crossbars' cycles; and
+  the drain table's cycles of each lock add up to its barrier cycles.
 
 Runs when GEM5 points at a gem5 built with the extension; the boot to the
 checkpoint takes minutes."""
@@ -73,20 +90,24 @@ def profile(tmp_path_factory):
     assert run.failure is None, run.failure
     symbols = guest_program_symbols(
         paths.DISK_IMAGES / "workloads" / "cachebench" / "cachebench.c", tmp)
-    # cachebench's regions, without lockload's (the last), whose program's
-    # addresses are another binary's.
+    # cachebench's regions, without lockload's (the last two), whose
+    # program's addresses are another binary's.
     cycles = pd.read_parquet(run.directory / "cycles.parquet")
-    return cycles[cycles["region"] < cycles["region"].max()], symbols, run.directory
+    return cycles[cycles["region"] < cycles["region"].max() - 1], symbols, run.directory
 
 
 @pytest.fixture(scope="module")
 def lockload(profile, tmp_path_factory):
-    """lockload's region of the same run, and lockload's symbols."""
+    """lockload's two regions of the same run (stores that hit, then a store
+    that misses) with their drain tables, and lockload's symbols."""
     _, _, run_dir = profile
     cycles = pd.read_parquet(run_dir / "cycles.parquet")
+    drains = pd.read_parquet(run_dir / "drains.parquet")
     symbols = guest_program_symbols(paths.DISK_IMAGES / "workloads" / "cachebench" /
                                     "lockload.c", tmp_path_factory.mktemp("lockload"))
-    return cycles[cycles["region"] == cycles["region"].max()], symbols
+    last = cycles["region"].max()
+    return {"hits": (cycles[cycles["region"] == last - 1], drains[drains["region"] == last - 1]),
+            "miss": (cycles[cycles["region"] == last], drains[drains["region"] == last])}, symbols
 
 
 def within(cycles: pd.DataFrame, symbols: dict, name: str) -> pd.DataFrame:
@@ -139,14 +160,75 @@ def test_each_handoff_is_a_coherence_miss_taken_by_the_other_players_store(profi
     assert waiting["cycles_load_peer"].sum() > 0
 
 
-def test_a_locked_instruction_after_stores_waits_for_them_at_its_fence(lockload):
-    cycles, symbols = lockload
-    c = specs.load_system(SYSTEM).caches
-    # Per instruction over the CPUs (the process may move between them).
-    loop = within(cycles, symbols, "lockload").groupby("pc")[
+def test_the_skid_view_charges_the_instruction_after_a_stalled_load(profile):
+    cycles, symbols, _ = profile
+    chase = within(cycles, symbols, "chase").groupby("pc")[
+        ["cycles", "samples", "skid_samples"]].sum().sort_index()
+    load = chase["cycles"].idxmax()
+    after = chase.index[chase.index > load][0]
+    samples = chase["samples"].sum()
+    assert samples == chase["skid_samples"].sum() and samples >= 20
+    assert chase.loc[load, "samples"] >= samples / 2
+    assert chase.loc[load, "skid_samples"] <= samples / 10
+    assert chase.loc[after, "skid_samples"] >= samples / 2
+
+
+def test_each_view_takes_one_sample_every_period_of_unhalted_cycles(profile):
+    _, _, run_dir = profile
+    regions = pd.read_parquet(run_dir / "region_cycles.parquet")
+    cycles = pd.read_parquet(run_dir / "cycles.parquet")
+    taken = cycles.groupby(["region", "cpu"])[["samples", "skid_samples"]].sum()
+    expected = ((regions["cycles"] - regions["halted_cycles"]) // regions["sample_period"])
+    expected.index = pd.MultiIndex.from_frame(regions[["region", "cpu"]])
+    taken = taken.reindex(expected.index, fill_value=0)
+    assert expected.sum() > 100
+    assert ((taken["samples"] - expected).abs() <= 1).all()
+    assert ((taken["skid_samples"] - expected).abs() <= 1).all()
+
+
+def locked_instruction(cycles: pd.DataFrame, symbols: dict, name: str) -> pd.Series:
+    """The loop's dearest instruction, over the CPUs (the process may move
+    between them): the locked one."""
+    loop = within(cycles, symbols, name).groupby("pc")[
         ["cycles", "cycles_barrier", "instructions", "micro_ops"]].sum()
-    locked = loop.loc[loop["cycles"].idxmax()]
+    return loop.loc[loop["cycles"].idxmax()]
+
+
+def test_a_locked_instruction_after_stores_waits_for_them_at_its_fence(lockload):
+    regions, symbols = lockload
+    cycles, drains = regions["hits"]
+    c = specs.load_system(SYSTEM).caches
+    locked = locked_instruction(cycles, symbols, "after_hits")
     assert locked["instructions"] == LOCKS and locked["micro_ops"] > LOCKS
     assert locked["cycles_barrier"] >= locked["cycles"] / 2
     per_lock = locked["cycles"] / LOCKS
     assert c.l1d.latency_cycles <= per_lock <= 6 * (c.l1d.latency_cycles + c.l2.latency_cycles)
+    mine = drains[drains["pc"] == locked.name]
+    assert mine["cycles"].sum() == pytest.approx(locked["cycles_barrier"])
+    waited = mine.groupby("waited_for")["cycles"].sum()
+    assert waited.get("store_memory", 0) == 0
+    assert waited.get("store_l1d_hit", 0) / LOCKS <= 4 * (c.l1d.latency_cycles
+                                                          + c.l2.latency_cycles)
+
+
+def test_a_locked_instruction_after_a_store_that_misses_waits_for_memory(lockload):
+    regions, symbols = lockload
+    cycles, drains = regions["miss"]
+    system = specs.load_system(SYSTEM)
+    c, memory = system.caches, system.latency.memory_cycles
+    locked = locked_instruction(cycles, symbols, "after_miss")
+    assert locked["instructions"] == LOCKS
+    mine = drains[drains["pc"] == locked.name]
+    assert mine["cycles"].sum() == pytest.approx(locked["cycles_barrier"])
+    on_memory = mine[mine["waited_for"] == "store_memory"]
+    # Charged to the loop's one store, the instruction before the lock.
+    start, size = symbols["after_miss"]
+    assert (on_memory["store_pc"] >= start).all() and (on_memory["store_pc"] < start + size).all()
+    assert on_memory["store_pc"].nunique() == 1
+    per_lock = on_memory["cycles"].sum() / LOCKS
+    # The store waited for memory from its commit; the lock reached the head
+    # a few cycles later (it commits a cycle or two after the store, and at
+    # most the width's instructions are between them).
+    assert memory - 2 * (c.l1d.latency_cycles + c.l2.latency_cycles) <= per_lock <= \
+        memory + c.l1d.latency_cycles + c.l2.latency_cycles + 20
+    assert on_memory["cycles"].sum() >= locked["cycles_barrier"] * 0.8

@@ -23,11 +23,14 @@ else
         cachebench chase "$ARG_large_kib" "$ARG_chase_steps" > chase.json
         tests="$tests,$(cat chase.json)"
     fi
-    # The locked instruction after stores, when asked for (lock_iterations > 0):
-    # a program of its own (lockload.c says why).
+    # The locked instruction after stores that hit, then after a store that
+    # misses, when asked for (lock_iterations > 0): a program of its own
+    # (lockload.c says why), a region each.
     if [ "${ARG_lock_iterations:?}" -gt 0 ]; then
-        lockload "$ARG_lock_iterations" > lockload.json
-        tests="$tests,$(cat lockload.json)"
+        for mode in hits miss; do
+            lockload "$ARG_lock_iterations" "$mode" > "lockload-$mode.json"
+            tests="$tests,$(cat "lockload-$mode.json")"
+        done
     fi
 fi
 echo "hotline-summary: {\"workload\":\"cachebench\",\"small_kib\":${ARG_small_kib:?},\"large_kib\":${ARG_large_kib:?},\"stride\":${ARG_stride:?},\"passes\":${ARG_passes:?},\"handoffs\":${ARG_handoffs:?},\"iterations\":${ARG_iterations:?},\"chase_steps\":${ARG_chase_steps:?},\"lock_iterations\":${ARG_lock_iterations:?},\"causes\":$ARG_causes,\"tests\":[$tests]}"
