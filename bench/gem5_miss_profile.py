@@ -36,26 +36,16 @@ WORK = RESULTS / "gem5_miss_profile"
 
 def gem5_run(params, way: str, attempt: int) -> dict:
     """gem5 from the run's checkpoint with these parameters; its figures."""
-    from hotline.simulate.gem5 import lsq_trace, params as gem5_params, simulator as gem5
+    from hotline.simulate.gem5 import params as gem5_params, simulator as gem5
     directory = WORK / f"{way}-{attempt}"
     shutil.rmtree(directory, ignore_errors=True)
     directory.mkdir(parents=True)
     (directory / gem5.PARAMS_FILE).write_text(
         json.dumps(gem5_params.run_params.to_dict(params), indent=2) + "\n")
-    # O3 runs carry the load/store queue's trace: read through its pipe, as
-    # a run reads it (simulator.run).  Off, gem5 writes it into its log
-    # (7.6 GB on the 2 x 2 fork storm's O3 cores).
-    lsq_on = bool(params.lsq_debug_flags)
     started = time.monotonic()
-    reader = lsq_trace.PipeReader(directory / gem5.OUTDIR / gem5_params.LSQ_TRACE) \
-        if lsq_on else None
-    try:
-        with open(directory / gem5.LOG, "w") as log:
-            done = subprocess.run(gem5.command(gem5.gem5_binary(), lsq_trace_on=lsq_on),
-                                  cwd=directory, stdout=log, stderr=subprocess.STDOUT)
-    finally:
-        if reader is not None:
-            reader.finish()
+    with open(directory / gem5.LOG, "w") as log:
+        done = subprocess.run(gem5.command(gem5.gem5_binary()), cwd=directory, stdout=log,
+                              stderr=subprocess.STDOUT)
     seconds = time.monotonic() - started
     if done.returncode != 0:
         sys.exit(f"gem5_miss_profile: gem5 failed ({way}); see {directory / gem5.LOG}")

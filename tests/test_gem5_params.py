@@ -6,6 +6,7 @@ import dataclasses
 import json
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -56,7 +57,6 @@ def test_skylake_classic_caches():
     assert p["machine"]["memory"]["kind"] == "ddr4-2400"
     assert p["machine"]["memory"]["size"] == "1024MiB"
     assert p["miss_profile"]["l1d_lines"] == 512 and "traces" not in p
-    assert p["lsq_debug_flags"] == ["LSQUnit"]
     assert p["checkpoint_dir"] == "/c/cpt"
 
 
@@ -106,7 +106,6 @@ def test_simple_memory_and_timing_cpu():
     assert p["machine"]["memory"] == {"kind": "simple", "size": "1024MiB", "latency": "100ns",
                                       "latency_var": "0ns", "bandwidth": "32GiB/s"}  # 250 / 2.5
     assert p["machine"]["clock"] == "2.5GHz" and p["roi_cpu"] == "timing"
-    assert p["lsq_debug_flags"] == []
 
 
 def test_o3_runs_get_the_core_and_the_cycle_profile():
@@ -145,7 +144,7 @@ def test_a_sampled_o3_run_profiles_windows_not_regions():
     assert all(f"{{{k}}}" in params.SAMPLED_PROFILE for k in ("region", "sample", "cpu"))
     # The whole region's micro-ops, per core and kind of core.
     assert all(f"{{{k}}}" in params.RETIRE_COUNT for k in ("region", "cpu", "core"))
-    assert p["cycle_profile"] is None and p["lsq_debug_flags"] == []
+    assert p["cycle_profile"] is None
     # Atomic accesses notify no cache probe point: no misses are counted.
     assert p["miss_profile"] is None
     assert p["core"]["width"] == 3
@@ -214,11 +213,10 @@ def test_scripts_refuse_parameters_off_the_definition():
 
 
 def test_gem5_command_line():
-    cmd = gem5.command(Path("/opt/gem5/build/X86/gem5.opt"), lsq_trace_on=True)
-    assert cmd == ["/opt/gem5/build/X86/gem5.opt", "--outdir=gem5", "--listener-mode=off",
-                   "--debug-file=lsq.trace", str(paths.CONFIGS / "gem5" / "hotline_measure.py"),
-                   "--params", "gem5-params.json"]
-    assert "--debug-file=lsq.trace" not in gem5.command(Path("g"), lsq_trace_on=False)
+    # No debug flag or debug file: a measuring run turns on no debug output.
+    assert gem5.command(Path("/opt/gem5/build/X86/gem5.opt")) == [
+        "/opt/gem5/build/X86/gem5.opt", "--outdir=gem5", "--listener-mode=off",
+        str(paths.CONFIGS / "gem5" / "hotline_measure.py"), "--params", "gem5-params.json"]
 
 
 def test_missing_gem5_names_the_variable(monkeypatch):
@@ -363,22 +361,29 @@ def test_the_checkpoint_key_hashes_exactly_the_boots_own_files():
     assert seen == set(checkpoints.BOOT_FILES)
 
 
-def test_repeats_after_the_first_jitter_the_memory_with_their_own_seed():
+def test_every_repeat_jitters_the_memory_with_its_own_seed_and_a_single_run_none():
     system = specs.load_system("pentium3-4way-o3")
     machine = params.machine(system, vmlinux=Path("/k/vmlinux"),
                              disk_image=Path("/i/disk.img"), kernel_args=APPEND)
-    first, third = (params.run_params.to_dict(params.measure_params(
-        system, machine, Path("/c/cpt"), repeat)) for repeat in (0, 2))
-    assert first["perturbation"] is None
-    assert third["perturbation"] == {"seed": 2, "latency_var": params.JITTER}
-    # Everything else as the first repeat's: the same checkpoint restores.
-    assert {**third, "perturbation": None} == first
+    single, first, third = (params.run_params.to_dict(params.measure_params(
+        system, machine, Path("/c/cpt"), repeat, repeats))
+        for repeat, repeats in ((0, 1), (0, 5), (2, 5)))
+    assert single["perturbation"] is None
+    # The first of several repeats is perturbed as the others are, so that
+    # no repeat is the unperturbed run.
+    assert first["perturbation"] == {"seed": 1, "latency_var": params.JITTER}
+    assert third["perturbation"] == {"seed": 3, "latency_var": params.JITTER}
+    # Everything else as the single run's: the same checkpoint restores.
+    assert {**third, "perturbation": None} == single
     # The run's key has the perturbation only where there is one, so that a
-    # first repeat's key is what it was before repeats were perturbed.
+    # single run's key is what it was before repeats were perturbed.
     from hotline.simulate.gem5 import BACKEND
-    assert BACKEND.settings(None, system, 0) == {}
-    assert BACKEND.settings(None, system, 2) == {
-        "perturbation": {"memory_latency_var": params.JITTER, "seed": 2}}
+    one, five = (SimpleNamespace(repeats=n) for n in (1, 5))
+    assert BACKEND.settings(one, system, 0) == {}
+    assert BACKEND.settings(five, system, 0) == {
+        "perturbation": {"memory_latency_var": params.JITTER, "seed": 1}}
+    assert BACKEND.settings(five, system, 2) == {
+        "perturbation": {"memory_latency_var": params.JITTER, "seed": 3}}
 
 
 def test_repeats_on_memory_that_cannot_jitter_are_refused(tmp_path, monkeypatch):

@@ -3,8 +3,7 @@ first region of interest, restored into the measuring CPU (timing or O3,
 or atomic with O3 windows when sampled) with the system spec's caches, run
 to the guest's end.
 
-    gem5.opt --outdir=OUT [--debug-file=lsq.trace] \\
-        configs/gem5/hotline_measure.py --params MEASURE.json
+    gem5.opt --outdir=OUT configs/gem5/hotline_measure.py --params MEASURE.json
 
 MEASURE.json is written by hotline (configs/gem5/hotline_gem5/run_params.py,
 MeasureParams).  Classic private L1I/L1D/L2 caches and an optional shared
@@ -12,8 +11,7 @@ L3, with hotline's miss profile of every L1D and L2, or Ruby MESI_Two_Level
 without it.  Stats are reset at each region's start and dumped at its end;
 the init's m5 exit ends the run.  Outputs in OUT: stats.txt,
 board.pc.com_1.device (the guest console from the checkpoint on), the
-roi_file (region ticks), with O3 the LSQUnit debug trace inside the regions
-(--debug-file) and, in a gem5 built with hotline's extension
+roi_file (region ticks) and, in a gem5 built with hotline's extension
 (configs/gem5/extras), the miss profile of each region and, with O3, each
 core's cycle profile of each region, or of each sampled window.  A gem5
 built without the extension runs with gem5's own statistics only and says
@@ -149,7 +147,7 @@ if params.sampling is not None:
                       measure=s.measure_micro_ops, cap=s.cap_cycles,
                       clock_hz=float(params.machine.clock.removesuffix("GHz")) * 1e9)
 roi = RoiRecorder(path=os.path.join(m5.options.outdir, params.roi_file),
-                  debug_flags=params.lsq_debug_flags, profiles=profiles, sampler=sampler,
+                  profiles=profiles, sampler=sampler,
                   random_seed=params.perturbation.seed if params.perturbation else None)
 simulator = Simulator(board=board, on_exit_event=roi.handlers())
 roi.attach(simulator)

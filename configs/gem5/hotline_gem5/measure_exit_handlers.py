@@ -4,12 +4,11 @@ stdlib's Simulator takes (policy as data).
 RoiRecorder: the restored simulation starts where the boot stopped
 (boot_exit_handlers.py), inside the first region of interest.  The first
 step of the simulation is one tick long, so that the region can be opened
-(stats reset, LSQ debug trace on) once the simulator exists; later
-work_begin/work_end pairs open and close further regions (work_end dumps the
-stats: one dump per region; with hotline's extension, each core's cycle
-profile and the miss profile are started at a region's start and written at
-its end, or, in a sampled run, the cycle profiles at each window's:
-Sampler).  The init's m5 exit ends the run.  Every region's first and last
+(stats reset) once the simulator exists; later work_begin/work_end pairs
+open and close further regions (work_end dumps the stats: one dump per
+region; with hotline's extension, each core's cycle profile and the miss
+profile are started at a region's start and written at its end, or, in a
+sampled run, the cycle profiles at each window's: Sampler).  The init's m5 exit ends the run.  Every region's first and last
 tick go into a JSON file, from which the host knows the regions and which
 of them closed; stats.txt holds one dump per region, in order, and gem5's
 own dump at exit after them."""
@@ -21,7 +20,6 @@ import sys
 from typing import Callable
 
 import m5
-import m5.debug
 from _m5.core import seedRandom
 from m5.util import warn
 
@@ -164,9 +162,8 @@ class Sampler:
 
 
 class RoiRecorder:
-    def __init__(self, *, path: str, debug_flags: list[str],
-                 profiles: Callable[[], list] = list, sampler: Sampler | None = None,
-                 random_seed: int | None = None) -> None:
+    def __init__(self, *, path: str, profiles: Callable[[], list] = list,
+                 sampler: Sampler | None = None, random_seed: int | None = None) -> None:
         """profiles: the extension's objects, each with the path its
         region's table goes to ({region} in it), asked for when a region
         opens: the cache hierarchy makes them only when the simulator
@@ -176,7 +173,6 @@ class RoiRecorder:
         opens: from there on the run is the seed's alone."""
         self._simulator = None
         self._path = path
-        self._debug_flags = debug_flags
         self._profiles = profiles
         self._sampler = sampler
         self._random_seed = random_seed
@@ -192,13 +188,8 @@ class RoiRecorder:
     def _save(self) -> None:
         write_json(self._path, {"regions": self.regions})
 
-    def _set_debug(self, on: bool) -> None:
-        for flag in self._debug_flags:
-            (m5.debug.flags[flag].enable if on else m5.debug.flags[flag].disable)()
-
     def _open(self) -> None:
         m5.stats.reset()
-        self._set_debug(True)
         for profile, _ in self._profiles():
             profile.startRegion()
         self.regions.append({"begin": m5.curTick(), "end": None})
@@ -231,7 +222,6 @@ class RoiRecorder:
                 warn("hotline: work_end outside a region of interest; ignored")
             else:
                 m5.stats.dump()
-                self._set_debug(False)
                 dump_tables(self._profiles(), region=len(self.regions) - 1)
                 if self._sampler is not None:
                     self.regions[-1].update(self._sampler.region_closed())

@@ -23,9 +23,9 @@ import typing
 from dataclasses import dataclass
 from typing import Literal, Optional, Union
 
-# Bumped whenever a field changes meaning, so that a script never reads
-# parameters written for another version of itself.
-SCHEMA = 8
+# Bumped whenever a field is added, dropped or changes meaning, so that a
+# script never reads parameters written for another version of itself.
+SCHEMA = 9
 
 # X86Board's one IDE controller takes four disks: the root disk and at most
 # three scratch disks (Machine.scratch_disks).
@@ -189,7 +189,6 @@ class MeasureParams:
     checkpoint_dir: str       # the boot's checkpoint, restored
     roi_cpu: Literal["timing", "o3"]
     caches: Union[ClassicCaches, RubyCaches]
-    lsq_debug_flags: list[str]  # O3 only: debug flags on inside the regions
     roi_file: str             # in --outdir, JSON: every region's first and last tick
     core: Optional[Core] = None   # O3 only
     # O3 with classic caches: each core's cycle profile of each region, from
@@ -204,7 +203,8 @@ class MeasureParams:
     # O3 windows, each window's measured part profiled (cycle_profile is
     # then None: no window covers a whole region).
     sampling: Optional[Sampling] = None
-    # Repeats after the first: the memory latency jitter that varies them.
+    # Every repeat of an experiment of more than one: the memory latency
+    # jitter that varies them (None for a single run).
     perturbation: Optional[Perturbation] = None
 
 

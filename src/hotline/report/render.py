@@ -76,8 +76,8 @@ def sections(run_dir: Path) -> tuple[dict, list[Section]]:
 # would be used.
 UNMEASURED = {
     "coherence": "which write took each line away (the cache model's coherence table)",
-    "rapw": "reads after partial writes (the cache model's store buffer; on gem5, O3 "
-            "cores' load/store queue: run with roi_cpu = \"o3\")",
+    "rapw": "reads after partial writes (the QEMU cache model's store buffer; gem5 makes "
+            "no such table: its O3 cores' cycle profile charges the time such a read takes)",
 }
 
 

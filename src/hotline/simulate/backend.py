@@ -27,9 +27,6 @@ a backend is chosen by the name an experiment spec gives.  The experiment
   contends_as_hardware     whether its CPUs contend for a lock in time as
                            hardware's do (spins per contended lock mean
                            something)
-  models_store_forwarding  whether a read after a partial write is decided
-                           by a timing model of the store queue, rather than
-                           counted wherever the code has one
   threads(spec, system)    host threads one run keeps busy
   memory_mib(spec, system) host memory one run may use, the guest's included
   run(job)                 the simulator in the run directory to the
@@ -101,7 +98,6 @@ class Backend(ABC):
     markers: ClassVar[str]    # "nop" (multi-byte NOPs) or "m5" (gem5's m5ops)
     clocksource: ClassVar[str | None]
     contends_as_hardware: ClassVar[bool]
-    models_store_forwarding: ClassVar[bool]
 
     @abstractmethod
     def check_spec(self, spec: "ExperimentSpec", path: Path) -> None:

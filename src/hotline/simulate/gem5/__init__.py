@@ -1,9 +1,8 @@
 """The gem5 backend: hotline's experiment on gem5's X86Board (simulator),
 what a run's configuration script is told (params), and readers for what
-gem5 leaves in its output directory: stats.txt (stats), the O3 LSQUnit debug
-trace (lsq_trace) and the tables of hotline's gem5 extension (miss_profile,
-cycle_profile, retire_count).  The scripts that run inside gem5 are
-configs/gem5/."""
+gem5 leaves in its output directory: stats.txt (stats) and the tables of
+hotline's gem5 extension (miss_profile, cycle_profile, retire_count).  The
+scripts that run inside gem5 are configs/gem5/."""
 
 import dataclasses
 from pathlib import Path
@@ -25,9 +24,6 @@ class Gem5(Backend):
     # own choice of clocksource adds; the kernel's choice stands.
     clocksource = None
     contends_as_hardware = True
-    # O3 cores: the load/store queue decides (timing and atomic cores have
-    # none, and make no rapw table).
-    models_store_forwarding = True
 
     def check_spec(self, spec, path: Path) -> None:
         # gem5's X86Board boots from the IDE disk.
@@ -42,15 +38,15 @@ class Gem5(Backend):
         return {"version": simulator.gem5_version(), "gem5_config": simulator.config_hash()}
 
     def settings(self, spec, system, repeat: int) -> dict:
-        # Only for the repeats it perturbs, so that a first repeat keeps the
-        # key runs had before repeats were perturbed.
-        jitter = params.perturbation(system, repeat)
+        # Only for the runs it perturbs, so that a single run keeps the key
+        # it had before repeats were perturbed.
+        jitter = params.perturbation(system, repeat, spec.repeats)
         return {"perturbation": {"memory_latency_var": jitter.latency_var,
                                  "seed": jitter.seed}} if jitter else {}
 
     def perturbation(self, spec) -> str | None:
         return (f"a jitter of up to {params.JITTER} on every memory access, gem5's generator "
-                "seeded with the repeat's index")
+                "seeded with the repeat's index plus one, the first repeat's too")
 
     def threads(self, spec, system) -> int:
         return 1    # gem5 simulates every CPU on one thread
@@ -66,7 +62,8 @@ class Gem5(Backend):
             job.work, run_id=job.run_id, system=job.system, kernel_dir=job.kernel.directory,
             kernel_key=job.kernel.key, vmlinux=job.kernel.vmlinux, disk_image=job.image.path,
             image_key=job.image.key, append=job.append, workloads=[job.workload],
-            timeout_s=job.spec.timeout_s, repeat=job.repeat, scratch=scratch)
+            timeout_s=job.spec.timeout_s, repeat=job.repeat, repeats=job.spec.repeats,
+            scratch=scratch)
         # simulate() also turns gem5's outputs into the tables; the account
         # says what it read (regions, misses).
         return dataclasses.replace(outcome, account=account)

@@ -20,11 +20,13 @@ Translation choices (the README's gem5 section repeats them):
 - No prefetchers: the QEMU model has none either.
 - Memory: "ddr4-2400" is gem5's DDR4 model (the spec's memory_cycles does not
   apply); "simple" is a fixed latency of memory_cycles at the core clock.
-- Repeats: the first runs as the spec says; each later one adds to every
-  access of the fixed-latency memory a delay of up to JITTER, drawn by
-  gem5's generator seeded with the repeat's index (Alameldeen and Wood,
-  HPCA 2003: small random perturbations show the spread of a multi-threaded
-  workload's outcomes that one deterministic run hides).  gem5's DDR4 model
+- Repeats: a single run runs as the spec says; where the spec asks for
+  more than one, every repeat, the first too, adds to every access of the
+  fixed-latency memory a delay of up to JITTER, drawn by gem5's generator
+  seeded with the repeat's index plus one (Alameldeen and Wood, HPCA 2003:
+  small random perturbations show the spread of a multi-threaded
+  workload's outcomes that one deterministic run hides), so that the
+  repeats are alike and none is the unperturbed run.  gem5's DDR4 model
   has nothing to jitter, so repeats need memory = "simple".
 - Ruby MESI_Two_Level has private L1s and one shared, banked L2: it gets the
   spec's L1s and, as its L2, the spec's L3 if there is one, else the private
@@ -59,8 +61,6 @@ run_params = _load_run_params()
 # Outputs the scripts write into gem5's output directory (--outdir).
 ROI_FILE = "hotline-roi.json"
 CONSOLE = "board.pc.com_1.device"  # the guest's serial console, as the board names it
-LSQ_TRACE = "lsq.trace"          # a named pipe hotline reads (lsq_trace.PipeReader)
-LSQ_COUNTS = "lsq-partial-overlaps.parquet"   # what hotline kept of it
 CYCLE_PROFILE = "cycles/region{region}.cpu{cpu}.csv"   # configs/gem5/extras/cycle_profile.hh
 MISS_PROFILE = "misses/region{region}.csv"     # configs/gem5/extras/miss_profile.hh
 SAMPLED_PROFILE = "cycles/region{region}.sample{sample}.cpu{cpu}.csv"   # the same, per window
@@ -163,22 +163,24 @@ def boot_params(machine, checkpoint_dir: Path):
                                  checkpoint_dir=str(checkpoint_dir), roi_file=ROI_FILE)
 
 
-def perturbation(system: SystemSpec, repeat: int):
-    """What varies this repeat (None for the first): the memory's jitter,
-    seeded with the repeat's index."""
-    if repeat == 0:
+def perturbation(system: SystemSpec, repeat: int, repeats: int):
+    """What varies this repeat of `repeats`: the memory's jitter, seeded
+    with the repeat's index plus one; None for an experiment of one run."""
+    if repeats == 1:
         return None
     if system.gem5.memory != "simple":
         raise HotlineError(f"repeats on gem5 differ by a jitter of the memory's latency, which "
                            f"only fixed-latency memory takes: give the system memory = "
                            f"\"simple\" (it has \"{system.gem5.memory}\"), or repeats = 1")
-    return run_params.Perturbation(seed=repeat, latency_var=JITTER)
+    return run_params.Perturbation(seed=repeat + 1, latency_var=JITTER)
 
 
-def measure_params(system: SystemSpec, machine, checkpoint_dir: Path, repeat: int = 0):
+def measure_params(system: SystemSpec, machine, checkpoint_dir: Path, repeat: int = 0,
+                   repeats: int = 1):
     """The measuring run: the miss profile needs the classic hierarchy; the
-    LSQ trace needs the O3 CPU; the cycle profile both, whole or sampled.
-    Repeats after the first are perturbed (perturbation)."""
+    cycle profile, whole or sampled, needs it and the O3 CPU.
+    The repeats of an experiment of more than one are perturbed
+    (perturbation)."""
     classic = system.gem5.caches == "classic"
     o3 = system.gem5.roi_cpu == "o3"
     sampled = system.gem5.sampling    # O3 and classic caches only (specs.Gem5Settings)
@@ -186,9 +188,6 @@ def measure_params(system: SystemSpec, machine, checkpoint_dir: Path, repeat: in
         schema=run_params.SCHEMA, machine=machine, checkpoint_dir=str(checkpoint_dir),
         roi_cpu=system.gem5.roi_cpu,
         caches=classic_caches(system) if classic else ruby_caches(system),
-        # Not with sampling: the LSQ trace is for counting the replays of a
-        # whole region (C9), which the windows do not cover.
-        lsq_debug_flags=["LSQUnit"] if o3 and not sampled else [],
         roi_file=ROI_FILE,
         core=run_params.Core(**system.core.model_dump()) if o3 else None,
         cycle_profile=CYCLE_PROFILE if o3 and classic and not sampled else None,
@@ -201,4 +200,4 @@ def measure_params(system: SystemSpec, machine, checkpoint_dir: Path, repeat: in
         miss_profile=run_params.MissProfile(
             path=MISS_PROFILE, l1d_lines=l1d_lines(system), l2_lines=l2_lines(system),
             user_space_end=USER_SPACE_END) if classic and not sampled else None,
-        perturbation=perturbation(system, repeat))
+        perturbation=perturbation(system, repeat, repeats))

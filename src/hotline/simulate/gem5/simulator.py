@@ -15,10 +15,10 @@ and points GEM5 at the binary (gem5.opt for X86, v24.0).  Each run:
    with the spec's caches, watching the guest console like the QEMU runner;
    guest.log is the boot's console and then the restored run's,
 3. reads what gem5 left: stats.txt into gem5_stats.parquet (long) and
-   gem5_core_stats.parquet (per core and region), the LSQUnit trace (read
-   through a pipe while gem5 runs) into rapw.parquet (O3 only) and, from
-   hotline's gem5 extension (configs/gem5/extras), the miss profile of each
-   region (classic caches: miss_profile.py) into gem5_misses_raw.parquet,
+   gem5_core_stats.parquet (per core and region, O3 cores' rescheduled
+   loads among its figures) and, from hotline's gem5 extension
+   (configs/gem5/extras), the miss profile of each region (classic
+   caches: miss_profile.py) into gem5_misses_raw.parquet,
    gem5_miss_summary.json, misses.parquet and coherence.parquet (through
    the attribution step the QEMU backend uses), and each core's cycle
    profile of each region (O3 with classic caches: cycle_profile.py) into
@@ -42,13 +42,13 @@ from hotline import paths
 from hotline.console import say
 from hotline.errors import HotlineError
 from hotline.inputs import read_text
-from hotline.simulate.gem5 import (checkpoints, cycle_profile, lsq_trace, miss_profile,
+from hotline.simulate.gem5 import (checkpoints, cycle_profile, miss_profile,
                                    params as gem5_params, retire_count, stats)
 from hotline.simulate import guest_log
 from hotline.simulate.backend import Outcome
 from hotline.simulate.supervise import exit_failure, supervise, write_command
 from hotline.hashing import hash_file, hash_json
-from hotline.results.attribute import attribute_with, coherence_table, rapw_table
+from hotline.results.attribute import attribute_with, coherence_table
 from hotline.results.objects import ObjectMap
 from hotline.specs import ExperimentSpec, SystemSpec, load_system
 from hotline.workloads import load_workload
@@ -111,7 +111,7 @@ def check_experiment(spec: ExperimentSpec, spec_path: Path) -> None:
             gem5_params.check_system(system)
             # The last repeat's perturbation: refused, before any build,
             # where the system's memory cannot jitter.
-            gem5_params.perturbation(system, spec.repeats - 1)
+            gem5_params.perturbation(system, spec.repeats - 1, spec.repeats)
         except HotlineError as e:
             raise HotlineError(f"{spec_path}: system '{name}': {e}") from None
     for ref in (ref for g in groups for ref in g.workloads):
@@ -133,30 +133,21 @@ def cannot_run(workload: str, params: dict[str, int]) -> str:
     return ""
 
 
-def command(gem5: Path, *, lsq_trace_on: bool) -> list[str]:
+def command(gem5: Path) -> list[str]:
     """gem5's command line, run in the run directory (paths relative to it)."""
-    cmd = [str(gem5), f"--outdir={OUTDIR}", "--listener-mode=off"]
-    if lsq_trace_on:
-        cmd.append(f"--debug-file={gem5_params.LSQ_TRACE}")
-    return cmd + [str(SCRIPT), "--params", PARAMS_FILE]
+    return [str(gem5), f"--outdir={OUTDIR}", "--listener-mode=off", str(SCRIPT),
+            "--params", PARAMS_FILE]
 
 
 def run(cmd: list[str], run_dir: Path, *, boot_console: Path, cpus: int,
-        workloads: list[str], timeout_s: int, label: str, lsq_trace_on: bool = False) -> Outcome:
+        workloads: list[str], timeout_s: int, label: str) -> Outcome:
     """Run gem5 in run_dir to its exit; kill it on a guest panic or timeout.
-    The guest log is the boot's console, then the restored run's.  With
-    the LSQ trace on, its counts go to gem5/LSQ_COUNTS."""
+    The guest log is the boot's console, then the restored run's."""
     write_command(run_dir, cmd, "gem5")
     console = run_dir / OUTDIR / gem5_params.CONSOLE
-    reader = lsq_trace.PipeReader(run_dir / OUTDIR / gem5_params.LSQ_TRACE) \
-        if lsq_trace_on else None
-    try:
-        ended = supervise(cmd, run_dir, log=run_dir / LOG, console=console,
-                          timeout_s=timeout_s, label=label, poll_s=1,
-                          console_before=boot_console.read_text(errors="replace"))
-    finally:
-        if reader is not None:
-            reader.finish().to_parquet(run_dir / OUTDIR / gem5_params.LSQ_COUNTS, index=False)
+    ended = supervise(cmd, run_dir, log=run_dir / LOG, console=console,
+                      timeout_s=timeout_s, label=label, poll_s=1,
+                      console_before=boot_console.read_text(errors="replace"))
     with open(run_dir / SERIAL_LOG, "wb") as log:
         log.write(boot_console.read_bytes())
         if console.exists():
@@ -213,20 +204,12 @@ def collect(run_dir: Path, run_id: str, params, kernel_dir: Path,
         account["without_extension"] = missing
     # The symbols and announced objects that name instructions and data,
     # read once a table needs them (a run with none of the extension's
-    # tables and no LSQ trace needs none).
+    # tables needs none).
     objects = cache(lambda: ObjectMap.for_kernel(kernel_dir, (run_dir / SERIAL_LOG).read_text(
         errors="replace")))
     if params.miss_profile is not None:
         tables.update(_miss_tables(run_dir, run_id, params, regions, kernel_dir, objects,
                                    account, missing))
-    if params.lsq_debug_flags:
-        # The O3 LSQ's replays of loads that partially overlap an older
-        # store: gem5's reads after partial writes, as the rapw table.
-        partial = pd.read_parquet(out / gem5_params.LSQ_COUNTS)
-        rapw_table(partial, objects(), run_id).to_parquet(run_dir / "rapw.parquet",
-                                                          index=False)
-        tables["rapw"] = run_dir / "rapw.parquet"
-        account["partial_overlap_replays"] = int(partial["count"].sum())
     if params.cycle_profile:
         tables.update(_cycle_tables(run_dir, run_id, params, regions, objects, account,
                                     missing))
@@ -326,12 +309,12 @@ def _cycle_tables(run_dir: Path, run_id: str, params, regions, objects,
 
 def simulate(run_dir: Path, *, run_id: str, system: SystemSpec, kernel_dir: Path,
              kernel_key: str, vmlinux: Path, disk_image: Path, image_key: str, append: str,
-             workloads: list[str], timeout_s: int, repeat: int = 0,
+             workloads: list[str], timeout_s: int, repeat: int = 0, repeats: int = 1,
              scratch: checkpoints.ScratchImages | None = None) -> tuple[Outcome, dict]:
     """One gem5 run in run_dir: the checkpoint at the region (booting to it
     if no run has yet, with the workload's blank scratch disks if it has
-    any), the measuring run restored from it (perturbed after the first
-    repeat: params.perturbation), then the tables."""
+    any), the measuring run restored from it (perturbed where the experiment
+    has more than one repeat: params.perturbation), then the tables."""
     gem5 = gem5_binary()
     label = f"run {run_id}"
     machine = gem5_params.machine(system, vmlinux=vmlinux, disk_image=disk_image,
@@ -349,15 +332,14 @@ def simulate(run_dir: Path, *, run_id: str, system: SystemSpec, kernel_dir: Path
         return Outcome(failure, report, 0.0), {}
     machine = dataclasses.replace(machine,
                                   scratch_disks=[str(d) for d in checkpoint.scratch_disks()])
-    params = gem5_params.measure_params(system, machine, checkpoint.cpt, repeat)
+    params = gem5_params.measure_params(system, machine, checkpoint.cpt, repeat, repeats)
     (run_dir / PARAMS_FILE).write_text(
         json.dumps(gem5_params.run_params.to_dict(params), indent=2) + "\n")
-    lsq_on = bool(params.lsq_debug_flags)
-    cmd = command(gem5, lsq_trace_on=lsq_on)
+    cmd = command(gem5)
     say(f"{label}: restoring the checkpoint into {system.cpus} {params.roi_cpu} CPUs with "
         f"{params.caches.kind} caches")
     outcome = run(cmd, run_dir, boot_console=checkpoint.console, cpus=system.cpus,
-                  workloads=workloads, timeout_s=timeout_s, label=label, lsq_trace_on=lsq_on)
+                  workloads=workloads, timeout_s=timeout_s, label=label)
     if outcome.failure:
         return outcome, {"checkpoint": checkpoint.key}
     try:

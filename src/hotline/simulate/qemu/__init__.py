@@ -61,9 +61,6 @@ class Qemu(Backend):
     # contended lock by construction); in parallel mode its spins count the
     # host's scheduling (docs/kernel-counters.md).
     contends_as_hardware = False
-    # The cache model holds locked stores in its store buffer and counts a
-    # read after a partial write wherever the code has one.
-    models_store_forwarding = False
 
     def check_spec(self, spec, path: Path) -> None:
         run = spec.qemu
