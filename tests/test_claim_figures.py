@@ -280,6 +280,24 @@ def test_c2(tmp_path, kernel_cache, lock, unlock, remove_lock, remove_unlock, ve
     assert c.measured == c2_measured(lock, unlock, remove_lock, remove_unlock)
 
 
+def test_c2s_picture_shows_both_of_the_seeds_listings(tmp_path, kernel_cache, monkeypatch):
+    """The claim's listing (the add path) and the control's (the remove
+    path), four bars a column: the seed's and the measured shares."""
+    e = experiment(tmp_path, backend="gem5")
+    e.run(CHAIN, "forkstorm", roi=ROI, cycles=chain_cycles(100, 108, 100, 17))
+    c = check("C2", e.results())
+    drawn = {}
+    monkeypatch.setattr(claims_page, "_bars", lambda ax, groups, series: drawn.update(
+        groups=groups, series=series))
+    assert "<img" in claims_page.picture_html(CLAIMS["C2"], {"gem5": c})
+    assert drawn["groups"] == ["pte_chain_add\nlock", "pte_chain_add\nunlock",
+                               "pte_chain_remove\nlock", "pte_chain_remove\nunlock"]
+    assert drawn["series"]["seed"] == pytest.approx([0.335, 0.36, 0.363, 0.062], abs=0.001)
+    shares = c.numbers["intervals"]
+    assert drawn["series"]["gem5"] == pytest.approx([shares[name][0] for name in (
+        "lock_share", "unlock_share", "remove_lock_share", "remove_unlock_share")])
+
+
 def test_c2_over_repeats_decides_the_control_on_its_interval(tmp_path, kernel_cache):
     """The remove path's unlock/lock over three repeats, 0.75, 0.80 and
     0.85: mean 0.80, s = 0.05, t(0.975, 2) = 4.3027: 0.80 -/+ 0.1242 =

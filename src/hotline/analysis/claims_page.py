@@ -297,13 +297,20 @@ def _c1(figure: Figure, measured: Measured) -> str:
 
 
 def _c2(figure: Figure, measured: Measured) -> str:
+    # Both of the seed's listings: the claim's (the add path) and the
+    # control inside the model (the remove path, whose unlock the seed
+    # measured at a sixth of its lock).
     ax = figure.subplots()
-    series = {"seed": [c02.SEED_LOCK, c02.SEED_UNLOCK]}
+    series = {"seed": [c02.SEED_LOCK, c02.SEED_UNLOCK, c02.SEED_REMOVE_LOCK,
+                       c02.SEED_REMOVE_UNLOCK]}
     for backend, check in measured.items():
-        series[backend] = [_figure(check, "lock_share"), _figure(check, "unlock_share")]
-    _bars(ax, [f"{c02.SYMBOL}\nlock", f"{c02.SYMBOL}\nunlock"], series)
+        series[backend] = [_figure(check, name) for name in (
+            "lock_share", "unlock_share", "remove_lock_share", "remove_unlock_share")]
+    _bars(ax, [f"{symbol}\n{role}" for symbol in (c02.SYMBOL, c02.REMOVE_SYMBOL)
+               for role in ("lock", "unlock")], series)
     ax.set_ylabel("% of the function's cycles (seed: samples)")
-    return "C2: the chain lock's and unlock's shares of their function's cost"
+    return ("C2: the chain lock's and unlock's shares of their function's cost, in the "
+            "claim's listing (page_add_rmap) and the control's (page_remove_rmap)")
 
 
 def _c5(figure: Figure, measured: Measured) -> str:
