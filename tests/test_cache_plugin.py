@@ -138,25 +138,28 @@ def test_false_sharing_pays_one_miss_and_one_upgrade_per_turn(tables, functions)
     # and store) makes an upgrade without a load miss, and then the other
     # core's store a coherence miss.  So load misses: T - 2 coherence; store
     # misses: upgrades U and coherence C only, with U - C <= T - 1 <= U + C.
-    # A core's first miss has no thief: compulsory if
-    # the core never touched that physical line, else conflict or capacity,
-    # for cachebench runs each test as a process of its own, and the kernel
-    # may hand the counters a page that an earlier test's array had on that
-    # CPU.  (Until 2026-11-26 this test wanted compulsory 2 and upgrades
-    # only, T - 1 of them; a run with one more program in the image, whose
-    # counts are the same from the plugin before that day, had compulsory 1,
-    # conflict 1, upgrades 1,537 and store coherence misses 6.)
+    # A core's first load of the line is no handoff of this test: compulsory
+    # if the core never touched that physical line, else conflict or
+    # capacity, or coherence where the core still held it and another
+    # core's write took it, for cachebench runs each test as a process of
+    # its own, and the kernel may hand the counters a page that an earlier
+    # test's array had on that CPU.  So at least T - 2 coherence load
+    # misses, and at most two of another cause; and each first load that
+    # was coherence found the line in the other core's cache, so that the
+    # store after it upgraded too: up to T - 1 + held upgrades net of the
+    # stolen, where held is the first loads that were coherence.
     load, loads = busiest(tables, functions, "incrementer", "read")
     store, stores = busiest(tables, functions, "incrementer", "write")
     assert loads == stores == 2 * SMOKE["iterations"]
     load_misses = misses_at(tables, load, "L1D")
     turns = sum(load_misses.values())
-    assert turns >= 2 and load_misses.get("coherence", 0) == turns - 2
+    assert turns >= 2 and turns - 2 <= load_misses.get("coherence", 0) <= turns
     assert set(load_misses) - {"coherence"} <= {"compulsory", "conflict", "capacity"}
     store_misses = misses_at(tables, store, "L1D")
     assert set(store_misses) <= {"upgrade", "coherence"}
     upgrades, stolen = store_misses.get("upgrade", 0), store_misses.get("coherence", 0)
-    assert upgrades - stolen <= turns - 1 <= upgrades + stolen
+    held = load_misses.get("coherence", 0) - (turns - 2)
+    assert upgrades - stolen <= turns - 1 + held and turns - 1 <= upgrades + stolen
 
 
 def test_store_byte_then_load_word_is_a_read_after_partial_write(tables, functions):
