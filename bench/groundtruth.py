@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 
 from hotline import outputs, paths
+from hotline.analysis.ground_truth import net, paired_differences
 from hotline.experiment.execution import hotline_revision
 from hotline.intervals import CONFIDENCE
 
@@ -64,20 +65,6 @@ DIFFERENCES = [
 
 
 # ---- The arithmetic: plain lists in, numbers out (tests/test_groundtruth.py) ----
-
-def net(cycles: list[float], baseline: list[float]) -> list[float]:
-    """Each round's ticks per iteration less that round's baseline."""
-    if len(cycles) != len(baseline):
-        raise ValueError(f"{len(cycles)} rounds against {len(baseline)} baseline rounds")
-    return [c - b for c, b in zip(cycles, baseline)]
-
-
-def paired_differences(a: list[float], b: list[float]) -> list[float]:
-    """Round by round, a less b (both measured in the same rounds)."""
-    if len(a) != len(b):
-        raise ValueError(f"{len(a)} rounds against {len(b)}: not paired")
-    return [x - y for x, y in zip(a, b)]
-
 
 def median_interval(values: list[float], confidence: float = CONFIDENCE
                     ) -> tuple[float, float, float]:

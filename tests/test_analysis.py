@@ -159,6 +159,7 @@ NOT_IN_SMOKE_RESULTS = {
     "cycles": "gem5 O3 runs only", "region_cycles": "gem5 O3 runs only",
     "sampled_cycles": "gem5 O3 sampled runs only", "drains": "gem5 O3 runs only",
     "code": "slimmed results without an instructions table (gem5's) only",
+    "inlined": "slimmed results with a cycle profile (gem5's O3) only",
 }
 
 

@@ -149,11 +149,64 @@ def _one_row_a_run(name: str, table: pd.DataFrame) -> pd.DataFrame:
     return table.groupby("run").head(1) if name == "cycles" else table
 
 
-def _shaped_as_gem5s(t: Tables) -> Tables:
-    """The runs labelled as gem5's: a stand-in for the shape of O3 results
-    (a timed load/store queue's replays), with QEMU's counts in it; no
-    committed gem5 results hold the script storm's replays."""
-    t.runs["backend"] = "gem5"
+# C9's positive control in the model, per repeat: groundtruth's movb then a
+# word load over movq then the load, in O3 cycles an iteration, round by
+# round.  A stand-in: no committed gem5 results hold groundtruth's runs yet;
+# the perturbations below scale it.
+FORWARDING_ROUNDS = [11.0, 12.0, 13.0]
+
+
+def _groundtruth_summary(movb_net: list[float]) -> str:
+    def record(name, nets):
+        return {"pattern": name, "group": "forwarding", "timing": "loop", "baseline": "empty",
+                "iterations": 1000, "rounds": len(nets),
+                "cycles": [5.0 + n for n in nets], "baseline_cycles": [5.0] * len(nets)}
+    return json.dumps({"workload": "groundtruth", "patterns": [
+        record("movq_load", [10.0] * len(movb_net)),
+        record("movb_load", [10.0 + n for n in movb_net])]})
+
+
+def _unlock_page_o3() -> Tables:
+    """C9's runs, from the committed one-script storm of baseline on O3
+    cores (five repeats: its cycles, counters and profile): baseline as it
+    ran, unlock-page-wordop as baseline's next repeat (so that the two
+    differ as two runs do), unlock-page-legacy as baseline's repeat itself
+    (the perturbations add its stall), with unlock_page's code where the
+    committed profile has it (out of line: these slim tables name no
+    inlined copy, so the inlined table is empty); and one groundtruth run a
+    repeat with the model's forwarding control."""
+    t = Tables.of("o3-tiny-results", ("cycles",), "scriptstorm", ("baseline",))
+    t.tables["cycles"] = t.tables["cycles"][
+        t.tables["cycles"]["symbol"].isin(["unlock_page", "folio_unlock"])
+        | (t.tables["cycles"]["offset"] == 0)].reset_index(drop=True)
+    base = t.runs.copy()
+    repeats = sorted(base["repeat"])
+    runs, cycles = [base], [t.tables["cycles"]]
+    for variant, shift in (("unlock-page-wordop", 1), ("unlock-page-legacy", 0)):
+        for _, run in base.iterrows():
+            source = base.loc[base["repeat"] == repeats[(repeats.index(run["repeat"]) + shift)
+                                                        % len(repeats)]].iloc[0]
+            new = source.copy()
+            new["run_id"] = f"{variant}--{run['repeat']}"
+            new["variant"], new["repeat"] = variant, run["repeat"]
+            runs.append(new.to_frame().T)
+            mine = t.tables["cycles"][t.tables["cycles"]["run"] == source["run_id"]].copy()
+            mine["run"] = new["run_id"]
+            cycles.append(mine)
+    for _, run in base.iterrows():
+        gt = run.copy()
+        gt["run_id"], gt["workload"] = f"groundtruth--{run['repeat']}", "groundtruth"
+        gt["params"] = json.dumps({"forwarding": 1, "drain": 0, "sharing": 0})
+        gt["summary"] = _groundtruth_summary(FORWARDING_ROUNDS)
+        runs.append(gt.to_frame().T)
+        one = t.tables["cycles"][t.tables["cycles"]["run"] == run["run_id"]].head(1).copy()
+        one["run"] = gt["run_id"]
+        cycles.append(one)
+    t.runs = pd.concat(runs, ignore_index=True).astype(base.dtypes.to_dict())
+    t.tables["cycles"] = pd.concat(cycles, ignore_index=True)
+    t.tables["inlined"] = pd.DataFrame({"run": pd.Series(dtype="string"),
+                                        "pc": pd.Series(dtype="uint64"),
+                                        "function": pd.Series(dtype="string")})
     return t
 
 
@@ -187,11 +240,11 @@ SOURCES: dict[str, Callable[[], Tables]] = {
     # C8: the one-script storm on O3 cores, five repeats
     "o3 script storm": lambda: Tables.of("o3-tiny-results", ("cycles", "misses"), "scriptstorm",
                                          rows=_zap_misses),
-    # C9 and C10: QEMU's script storm, one run a kernel; for C9 also shaped
-    # as gem5's O3 results are
+    # C9: the one-script storm on O3 cores, five repeats, as each kernel's
+    # (_unlock_page_o3); QEMU's, one run a kernel
+    "o3 unlock_page": _unlock_page_o3,
     "qemu script storm": lambda: Tables.of("smoke-results", ("rapw",), "scriptstorm"),
-    "qemu script storm, shaped as gem5's": lambda: _shaped_as_gem5s(
-        Tables.of("smoke-results", ("rapw",), "scriptstorm")),
+    # C10: QEMU's script storm, one run a kernel
     "qemu wake-ups": lambda: Tables.of("smoke-results", ("misses",), "scriptstorm",
                                        ("unlock-page-legacy", "baseline")),
     # C11: the microbenchmarks on O3 cores, five repeats
@@ -465,16 +518,23 @@ def zap_cycles(factor: float, top_missing_elsewhere: bool = False,
     return perturb
 
 
-def replays_at_unlock(factor: float) -> Callable[[Tables], None]:
-    """unlock-page-legacy's replays of reads after a partial write by
-    unlock_page times factor (the store drained before the load more
-    often)."""
+def stalls_at_unlock(stalls: float, forwarding: float = 1.0) -> Callable[[Tables], None]:
+    """unlock-page-legacy's folio_unlock charged `stalls` of the model's
+    forwarding stall more per unlock_page call (the read after the byte's
+    store waiting as a failed forwarding does), with the model's control
+    (groundtruth's rounds) times `forwarding`."""
     def perturb(t: Tables) -> None:
-        rapw = t.tables["rapw"]
-        rows = t.of_variant("rapw", "unlock-page-legacy") & \
-            rapw["store_symbol"].isin(["unlock_page", "folio_unlock"])
-        scale(rapw, rows, "count", factor)
-        as_integers(rapw, "count")
+        stall = float(np.median(FORWARDING_ROUNDS)) * forwarding
+        cycles = t.tables["cycles"]
+        for i in t.runs.index[t.runs["variant"] == "unlock-page-legacy"]:
+            run = t.runs.at[i, "run_id"]
+            calls = t.counters(run)["unlock_page"]
+            rows = (cycles["run"] == run) & (cycles["symbol"] == "folio_unlock")
+            first = cycles.index[rows][0]
+            cycles.loc[first, "cycles"] += stalls * stall * calls
+        gt = t.runs["workload"] == "groundtruth"
+        t.runs.loc[gt, "summary"] = _groundtruth_summary(
+            [v * forwarding for v in FORWARDING_ROUNDS])
     return perturb
 
 
@@ -759,25 +819,26 @@ CASES = [
          "#3, but zap's top instruction misses on something else"),
     Case("C8", "o3 script storm", zap_cycles(0.1), NOT_SUPPORTED,
          "zap 0.4%: #31 or so, out of the top ten"),
-    # C9: replays at unlock per unlock_page call, supported from 0.5 (half
-    # of the claim's one a call), refuted at 0.25 or less; decided where a
-    # timed load/store queue replays (gem5's O3), never by the QEMU model.
-    # QEMU's 1.05 per call, in tables shaped as gem5's; the control,
-    # unlock-page-wordop, has none.
-    Case("C9", "qemu script storm, shaped as gem5's", unchanged, SUPPORTED, "1.05 per call",
+    # C9: legacy's cycles in unlock_page's code per call over wordop's, in
+    # stalls of the model's forwarding control (12 cycles), supported from
+    # half a stall a call, refuted at a quarter or less, not decidable where
+    # the control costs under 2 cycles.  As committed (legacy and wordop as
+    # baseline's runs): about 0.0 stalls, the repeats' spread 0.01 cycles a
+    # call; the control, baseline over wordop, the same.
+    Case("C9", "o3 unlock_page", unchanged, NOT_SUPPORTED,
+         "no extra cycles: gem5's fenced lock andb, no stall after it", NOT_SUPPORTED),
+    Case("C9", "o3 unlock_page", stalls_at_unlock(1.0), SUPPORTED, "a stall every call",
          NOT_SUPPORTED),
-    Case("C9", "qemu script storm, shaped as gem5's", replays_at_unlock(0.7), SUPPORTED,
-         "0.73 per call"),
-    Case("C9", "qemu script storm, shaped as gem5's", replays_at_unlock(0.35), INCONCLUSIVE,
-         "0.37 per call: between 0.25 and 0.5"),
-    Case("C9", "qemu script storm, shaped as gem5's", replays_at_unlock(0.2), NOT_SUPPORTED,
-         "0.21 per call", NOT_SUPPORTED),
-    Case("C9", "qemu script storm, shaped as gem5's", replays_at_unlock(0.0), NOT_SUPPORTED,
-         "none: the locked clear drained before the read, as on gem5's O3 cores"),
+    Case("C9", "o3 unlock_page", stalls_at_unlock(0.6), SUPPORTED, "0.6 stalls a call"),
+    Case("C9", "o3 unlock_page", stalls_at_unlock(0.37), INCONCLUSIVE,
+         "0.37 stalls a call: between 0.25 and 0.5", reason=BETWEEN),
+    Case("C9", "o3 unlock_page", stalls_at_unlock(0.2), NOT_SUPPORTED, "0.2 stalls a call"),
+    Case("C9", "o3 unlock_page", stalls_at_unlock(1.0, forwarding=0.1), INCONCLUSIVE,
+         "a model whose failed forwarding costs 1.2 cycles", reason="not decidable on this "
+         "model: a store-forwarding failure costs it, in cycles, 1.20 (the same in 5 runs)"),
     Case("C9", "qemu script storm", unchanged, INCONCLUSIVE,
-         "QEMU's 1.05 per call decides nothing", INCONCLUSIVE),
-    Case("C9", "qemu script storm", replays_at_unlock(0.0), INCONCLUSIVE,
-         "QEMU's, with no replays at all, decide nothing either"),
+         "QEMU's model has no cycle profile: decides nothing", INCONCLUSIVE,
+         reason="no cycle profile"),
     # C10: 0.92 wake-up misses per unlock_page call, one object at 0.1 or
     # more per call, no waiters; supported from 1.5 per call on 1.5 objects
     # (half the seed's three and three) with under 5% of calls finding

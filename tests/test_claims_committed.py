@@ -375,7 +375,7 @@ def test_the_smoke_results_shaped_as_gem5s(tmp_path, monkeypatch):
     checks = {c.claim: c for c in claims.check_all(Results(gem5_shaped(SMOKE, tmp_path / "g")))}
     assert "kernel build pte-chain-inpage-e9ff761218757d37 is not in the cache" in \
         checks["C4"].reason
-    assert checks["C9"].reason == "no run made a rapw table (none of these gem5 runs did)"
+    assert checks["C9"].reason.startswith("no cycle profile")
     assert checks["C2"].reason.startswith("no cycle profile")
     for claim in ("C2", "C4", "C9"):
         assert checks[claim].verdict == INCONCLUSIVE

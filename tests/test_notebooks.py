@@ -421,6 +421,13 @@ def test_slimming_the_cycle_profile_keeps_what_the_claims_take():
     assert system_cycles(labelled(slim)).to_dict() == system_cycles(labelled(cycles)).to_dict()
     assert busy_rows(slim)["cycles"].sum() == busy_rows(cycles)["cycles"].sum()
     assert len(kernel_rows(labelled(slim))) == 4
+    # An instruction of g that the inlined table names (an inlined copy C9
+    # counts) keeps its own row; g's other instruction is summed alone.
+    kept = slim_cycles(cycles, pd.DataFrame({"run": ["r"], "pc": [small + 4],
+                                             "function": ["folio_unlock"]}))
+    g = kept[kept["symbol"] == "g"]
+    assert g["pc"].tolist() == [small, small + 4] and g["cycles"].tolist() == [0.05, 0.05]
+    assert kept["cycles"].sum() == pytest.approx(slim["cycles"].sum())
 
 
 def test_slimming_the_sampled_cycle_profile_keeps_each_function_whole():

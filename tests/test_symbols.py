@@ -54,3 +54,37 @@ def test_function_offset_line_and_disassembly(program):
 def test_bytes_are_disassembled_at_their_address():
     assert disassemble_bytes(0x1000, "c60700") == "movb $0x0,(%rdi)"
     assert disassemble_bytes(0xffffffff81000000, "f0802ffe") == "lock subb $0xfe,(%rdi)"
+
+
+INLINED = """\
+long counter;
+
+static inline __attribute__((always_inline)) void bump(long by)
+{
+	counter += by;
+}
+
+__attribute__((noinline)) long twice(long by)
+{
+	bump(by);
+	bump(by);
+	return counter;
+}
+
+int main(void) { return (int)twice(1); }
+"""
+
+
+def test_the_functions_inlined_at_an_instruction_innermost_first(tmp_path):
+    require_tools("gcc", "nm", "addr2line", "objdump")
+    (tmp_path / "inl.c").write_text(INLINED)
+    subprocess.run(["gcc", "-g", "-O1", "-o", "inl", "inl.c"], cwd=tmp_path, check=True)
+    symbols = Symbolizer(tmp_path / "inl")
+    twice = symbols.function_named("twice")
+    listing = symbols.disassemble(twice.start, twice.start + twice.size)
+    chains = symbols.inline_functions(list(listing))
+    # bump's additions were compiled into twice: some instruction is bump's
+    # inlined in twice; the return is twice's own.
+    assert ["bump", "twice"] in chains.values()
+    ret = next(pc for pc, (_, text) in listing.items() if text.startswith("ret"))
+    assert chains[ret] == ["twice"]

@@ -1,6 +1,8 @@
 """The host's own cores as the reference for what the models assume: the
 differences bench/groundtruth.py measured natively (bench/results/
-groundtruth-host.json; docs/groundtruth.md), by the claims they bear on."""
+groundtruth-host.json; docs/groundtruth.md), by the claims they bear on;
+and the arithmetic that makes a difference of two patterns out of
+bench/groundtruth.c's report, natively or in a guest."""
 
 import json
 import re
@@ -11,6 +13,31 @@ from hotline.errors import HotlineError
 from hotline.inputs import read_text
 
 HOST = paths.REPO / "bench" / "results" / "groundtruth-host.json"
+
+
+def net(cycles: list[float], baseline: list[float]) -> list[float]:
+    """Each round's ticks per iteration less that round's baseline."""
+    if len(cycles) != len(baseline):
+        raise ValueError(f"{len(cycles)} rounds against {len(baseline)} baseline rounds")
+    return [c - b for c, b in zip(cycles, baseline)]
+
+
+def paired_differences(a: list[float], b: list[float]) -> list[float]:
+    """Round by round, a less b (both measured in the same rounds)."""
+    if len(a) != len(b):
+        raise ValueError(f"{len(a)} rounds against {len(b)}: not paired")
+    return [x - y for x, y in zip(a, b)]
+
+
+def pattern_difference(records: list[dict], a: str, b: str) -> list[float] | None:
+    """Round by round, pattern a's net ticks less pattern b's, from the
+    program's report (one record a pattern, as bench/groundtruth.c prints
+    them); None where either was skipped or not run."""
+    found = {r["pattern"]: r for r in records if "skipped" not in r}
+    if a not in found or b not in found:
+        return None
+    return paired_differences(*(net(found[p]["cycles"], found[p]["baseline_cycles"])
+                                for p in (a, b)))
 
 
 def _claims_of(bears_on: str) -> set[str]:

@@ -17,7 +17,8 @@ notebooks give the same outputs on the slim tables as on the full ones.
                 over the function's instructions too (user code, without a
                 symbol, as one function), at its first instruction: the
                 claims read the instructions of the chain functions and the
-                cycles of every function, of the kernel and of user space
+                cycles of every function, of the kernel and of user space;
+                the instructions in the inlined table keep their own rows
   sampled_cycles  (gem5 O3, sampled) each function's instructions summed
                 into one row at its first instruction (user code, without a
                 symbol, as one function), which is what the claims and the
@@ -40,6 +41,13 @@ notebooks give the same outputs on the slim tables as on the full ones.
                 so that the slim results need no kernel build (a merge with
                 gathered results makes it again for every run: their
                 kernels' builds must be in the cache then)
+  inlined       made here for results with a cycle profile: the
+                instructions of each run's profile that are in a function
+                whose inlined copies C9 counts (claims.common.
+                INLINED_FUNCTIONS: folio_unlock, inlined into
+                filemap_map_pages), from its kernel's debug information,
+                so that the slim results need no kernel build (made again
+                for every run of a merge with gathered results, as code is)
   other tables  as gathered
 
 Several sources are merged first (merge(): every table's rows of all of
@@ -77,7 +85,8 @@ import pyarrow.parquet as pq
 
 from hotline import outputs, sealed
 from hotline.analysis.claims import CLAIMS
-from hotline.analysis.claims.common import CHAIN_FUNCTIONS, KERNEL_START, disassembly
+from hotline.analysis.claims.common import (
+    CHAIN_FUNCTIONS, INLINED_FUNCTIONS, KERNEL_START, disassembly, inline_chains)
 from hotline.analysis.cost import l1_stalls
 from hotline.analysis.results import Results
 from hotline.errors import HotlineError, guarded
@@ -134,13 +143,20 @@ def functions(rows: pd.DataFrame):
     return rows.groupby([rows["run"], rows["symbol"], rows["pc"] >= KERNEL_START], sort=False)
 
 
-def slim_cycles(cycles: pd.DataFrame) -> pd.DataFrame:
+def slim_cycles(cycles: pd.DataFrame, inlined: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The cycle profile slimmed (the module's docstring says how); the
+    instructions of `inlined` (run, pc) keep their own rows."""
     keys = ["run", "pc", "symbol", "offset"]
     counted = [c for c in cycles.columns if c not in keys and c not in CYCLES_SUMMED_OVER]
     per_insn = cycles.groupby(keys, as_index=False, sort=True, dropna=False)[counted].sum()
     share = functions(per_insn)["cycles"].transform("sum") / \
         per_insn.groupby("run")["cycles"].transform("sum")
     listed = (per_insn["symbol"] != "") & (share >= LISTED_SHARE)
+    if inlined is not None and len(inlined):
+        kept = pd.MultiIndex.from_arrays([inlined["run"].astype(str),
+                                          inlined["pc"].astype("uint64")])
+        listed |= pd.MultiIndex.from_arrays([per_insn["run"].astype(str),
+                                             per_insn["pc"].astype("uint64")]).isin(kept)
     rest = functions(per_insn[~listed])
     summed = pd.concat([rest[keys].first(), rest[counted].sum()], axis=1)
     return pd.concat([per_insn[listed], summed.reset_index(drop=True)],
@@ -167,6 +183,20 @@ def slim_instructions(instructions: pd.DataFrame, misses: pd.DataFrame) -> pd.Da
     kept = instructions.merge(listed_functions(misses), on=["run", "symbol"], how="inner",
                               sort=False)
     return kept[INSTRUCTION_COLUMNS]
+
+
+def kernel_inlined(results: Results, cycles: pd.DataFrame) -> pd.DataFrame:
+    """The inlined table (results/schema.py): the kernel instructions of
+    each run's cycle profile that are in one of INLINED_FUNCTIONS, compiled
+    there or inlined (one addr2line per run)."""
+    rows = []
+    for run, mine in cycles.groupby("run", sort=True):
+        chains = inline_chains(results, str(run), mine["pc"].unique())
+        rows += [{"run": run, "pc": pc, "function": function}
+                 for pc, chain in sorted(chains.items())
+                 for function in INLINED_FUNCTIONS if function in chain]
+    return schema.conform(pd.DataFrame(rows, columns=list(schema.INLINED)), schema.INLINED,
+                          "inlined")
 
 
 def kernel_code(results: Results) -> pd.DataFrame:
@@ -203,7 +233,10 @@ def slim(source: Path, target: Path, claims_only: bool = False) -> dict[str, tup
             slimmed["instructions"] = _table(
                 slim_instructions(tables["instructions"].to_pandas(), misses))
     if "cycles" in tables:
-        slimmed["cycles"] = _table(slim_cycles(tables["cycles"].to_pandas()))
+        cycles = tables["cycles"].to_pandas()
+        if "inlined" not in tables:
+            slimmed["inlined"] = _table(kernel_inlined(Results(Path(source)), cycles))
+        slimmed["cycles"] = _table(slim_cycles(cycles, slimmed["inlined"].to_pandas()))
     if "sampled_cycles" in tables:
         slimmed["sampled_cycles"] = _table(
             slim_sampled_cycles(tables["sampled_cycles"].to_pandas()))
@@ -251,10 +284,12 @@ def merge(sources: list[Path], target: Path, replace: bool = False) -> None:
                 table = table.filter(pc.invert(pc.is_in(table[column],
                                                         pa.array(sorted(later)))))
             tables.setdefault(name, []).append(table)
-    # The code table is made by slimming, from the kernels' builds, for
-    # gathered results: merged with slim ones, it is made again for all.
-    if len(tables.get("code", [])) < len(sources):
-        tables.pop("code", None)
+    # The code and inlined tables are made by slimming, from the kernels'
+    # builds, for gathered results: merged with slim ones, they are made
+    # again for all.
+    for made in ("code", "inlined"):
+        if len(tables.get(made, [])) < len(sources):
+            tables.pop(made, None)
     merged = {name: pa.concat_tables(parts, promote_options="permissive")
               for name, parts in tables.items()}
     target = outputs.make_dir(Path(target))

@@ -82,6 +82,12 @@ code.parquet (committed gem5 results only: analysis/slim.py), one row per
   (analysis.claims.common.CHAIN_FUNCTIONS), as the run's kernel
   disassembles: so that results kept without the kernel's build still
   locate them.
+inlined.parquet (committed gem5 results only: analysis/slim.py), one row per
+  (run, instruction of its cycle profile in the kernel) where a function
+  whose inlined copies a claim counts (analysis.claims.common.
+  INLINED_FUNCTIONS) is inlined or compiled, as the kernel's debug
+  information says: so that results kept without the kernel's build still
+  find those copies.
 """
 
 import pandas as pd
@@ -142,9 +148,11 @@ SAMPLED_CYCLES = {"run": "string", "pc": "uint64", "windows": "int64", "cycles":
                   "symbol": "string", "offset": "int64", "source_line": "string"}
 CODE = {"run": "string", "symbol": "string", "offset": "int64", "pc": "uint64",
         "bytes": "string", "text": "string"}
+INLINED = {"run": "string", "pc": "uint64", "function": "string"}
 TABLES = {"misses": MISSES, "instructions": INSTRUCTIONS, "coherence": COHERENCE, "rapw": RAPW,
           "roi": ROI, "turns": TURNS, "cycles": CYCLES, "region_cycles": REGION_CYCLES,
-          "sampled_cycles": SAMPLED_CYCLES, "drains": DRAINS, "code": CODE}
+          "sampled_cycles": SAMPLED_CYCLES, "drains": DRAINS, "code": CODE,
+          "inlined": INLINED}
 LEVELS = ("L1I", "L1D", "L2", "L3")
 # The causes of a miss, spelled here only: the cache model's outcome names
 # (plugins/cachemodel/cachemodel.c) and gem5's miss profile's cause names

@@ -100,6 +100,29 @@ class Symbolizer:
                 chain.append(_TREE_PREFIX.sub("", text.split(" (discriminator")[0]))
         return {pc: chains.get(pc, []) for pc in pcs}
 
+    def inline_functions(self, pcs: list[int]) -> dict[int, list[str]]:
+        """The functions each pc is in, innermost first: those inlined at
+        it, then the one it was compiled into (addr2line -f -i; [] where
+        the debug information has none)."""
+        pcs = sorted(set(pcs))
+        if not pcs:
+            return {}
+        out = _run(["addr2line", "-a", "-f", "-i", "-e", str(self.vmlinux)],
+                   "".join(f"{pc:x}\n" for pc in pcs)).splitlines()
+        chains: dict[int, list[str]] = {}
+        chain: list[str] = []
+        i = 0
+        while i < len(out):
+            if out[i].startswith("0x"):     # -a: each address before its frames
+                chain = chains.setdefault(int(out[i], 16), [])
+                i += 1
+                continue
+            # -f: a frame is its function's name, then its file:line.
+            if out[i] != "??":
+                chain.append(out[i])
+            i += 2
+        return {pc: chains.get(pc, []) for pc in pcs}
+
     def disassemble(self, start: int, end: int) -> dict[int, tuple[str, str]]:
         """(bytes in hex, instruction text) of every instruction in [start, end)."""
         out = _run(["objdump", "-d", "-w", f"--start-address={start:#x}",

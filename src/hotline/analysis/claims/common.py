@@ -26,6 +26,10 @@ SIDE_BASE, SIDE_CHAIN = "baseline", "pte-chain"
 # pte_chain_remove for page_remove_rmap): C1's share of the time, and where
 # C2 and C4 find the chain lock and unlock instructions.
 CHAIN_FUNCTIONS = ("pte_chain_add", "pte_chain_remove")
+# unlock_page's code: folio_unlock holds it on this kernel, and is inlined
+# into filemap_map_pages (the fault-around path, most of a script storm's
+# calls), so C9 counts its cycles wherever it was compiled (inlined_pcs).
+INLINED_FUNCTIONS = ("unlock_page", "folio_unlock")
 # The chain lock in a hashed spinlock array instead of page->flags' bit.
 HASHLOCK = "pte-chain-hashlock"
 # C5 is about 2.5.27's fork, which copied every mapping's PTEs; 6.1's skips
@@ -90,6 +94,27 @@ def lock_offsets(results: Results, runs: list[str], symbol: str) -> tuple[dict[s
     # A function's code starts at its first instruction.
     return (lock_and_unlock_in_code(code, min(code)) if code else {}), \
         "the kernel's disassembly"
+
+
+def inlined_pcs(results: Results, run: str, pcs, functions=INLINED_FUNCTIONS) -> set[int]:
+    """The pcs of `pcs` (kernel instructions of the run) that are in one of
+    `functions`, compiled there or inlined: as committed results keep them
+    (the inlined table), or from the debug information of the kernel the
+    run booted.  A HotlineError says why neither could be read."""
+    if results.has("inlined"):
+        table = results.table("inlined")
+        return {int(pc) for pc in table.loc[(table["run"] == run)
+                                            & table["function"].isin(functions), "pc"]}
+    return {pc for pc, chain in inline_chains(results, run, pcs).items()
+            if set(chain) & set(functions)}
+
+
+def inline_chains(results: Results, run: str, pcs) -> dict[int, list[str]]:
+    """The functions each kernel pc of `pcs` is in, innermost first, from
+    the debug information of the kernel the run booted."""
+    from hotline.results.symbols import Symbolizer
+    return Symbolizer(results.vmlinux(run)).inline_functions(
+        [int(pc) for pc in pcs if int(pc) >= KERNEL_START])
 
 
 def disassembly(results: Results, run: str, symbol: str) -> dict[int, tuple[str, str]]:
