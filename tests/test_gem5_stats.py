@@ -125,9 +125,11 @@ def test_too_few_dumps(tmp_path):
         stats.read_stats(tmp_path / "none.txt", "r", regions=1)
 
 
-def run_without_extension(run_dir: Path, system: str, log: str):
+def run_without_extension(run_dir: Path, system: str, line: str = ""):
     """A measuring run's outputs as gem5 leaves them (one region, its stats
-    dump and gem5's at exit, gem5.log holding `log`) and its parameters."""
+    dump and gem5's at exit, and where `line` is given the script's line
+    saying the extension is missing, printed into gem5.log and written to
+    its file) and its parameters."""
     spec = specs.load_system(system)
     machine = params.machine(spec, vmlinux=Path("/k/vmlinux"), disk_image=Path("/i/disk.img"),
                              kernel_args="console=ttyS0")
@@ -136,7 +138,10 @@ def run_without_extension(run_dir: Path, system: str, log: str):
     out.mkdir(parents=True)
     (out / params.ROI_FILE).write_text(json.dumps({"regions": [{"begin": 10, "end": 20}]}))
     (out / "stats.txt").write_text(stats_text())
-    (run_dir / simulator.LOG).write_text(log)
+    (run_dir / simulator.LOG).write_text("gem5 version 24.0.0.1\n" +
+                                         (f"hotline-gem5: {line}\n" if line else ""))
+    if line:
+        (out / params.run_params.NO_EXTENSION_FILE).write_text(line + "\n")
     return measure
 
 
@@ -144,8 +149,7 @@ def test_a_run_without_the_extension_gives_gem5s_statistics_and_says_so(tmp_path
     # The O3 run on classic caches asks for both of the extension's profiles.
     line = params.run_params.no_extension(["HotlineCycleProfile", "HotlineMissProfile"],
                                           "/h/configs/gem5/extras")
-    measure = run_without_extension(tmp_path, "pentium3-4way-o3",
-                                    f"gem5 version 24.0.0.1\nhotline-gem5: {line}\n")
+    measure = run_without_extension(tmp_path, "pentium3-4way-o3", line)
     assert measure.miss_profile is not None and measure.cycle_profile is not None
     tables, account = simulator.collect(tmp_path, "run-1", measure, tmp_path / "no-kernel",
                                         checkpoints.Checkpoint("key", tmp_path / "cpt"))
@@ -176,7 +180,7 @@ def test_a_run_without_the_extension_gives_gem5s_statistics_and_says_so(tmp_path
 
 def test_missing_profiles_of_a_gem5_with_the_extension_fail_the_run(tmp_path):
     # Without the script's line, a run that wrote no miss profile is broken.
-    measure = run_without_extension(tmp_path, "pentium3-4way-timing", "gem5 version 24.0.0.1\n")
+    measure = run_without_extension(tmp_path, "pentium3-4way-timing")
     with pytest.raises(HotlineError, match="missing; gem5 wrote 0 of 1 miss profiles"):
         simulator.collect(tmp_path, "run-1", measure, tmp_path / "no-kernel",
                           checkpoints.Checkpoint("key", tmp_path / "cpt"))

@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from hotline_gem5.preflight import check_build, check_files, fail, load_params  # noqa: E402
 from hotline_gem5.run_params import (  # noqa: E402
-    RETIRE_CORES, MeasureParams, RubyCaches, build_extension, no_extension,
+    NO_EXTENSION_FILE, RETIRE_CORES, MeasureParams, RubyCaches, build_extension, no_extension,
 )
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -78,8 +78,12 @@ else:
                if getattr(params, field) and not extension_built(name)]
     if missing:
         # One line, and the run goes on: gem5's own statistics need no
-        # extension (the host says the line again).
-        print(f"hotline-gem5: {no_extension(missing, EXTRAS)}", flush=True)
+        # extension (the host reads the line from its file and says it
+        # again).
+        line = no_extension(missing, EXTRAS)
+        print(f"hotline-gem5: {line}", flush=True)
+        with open(os.path.join(m5.options.outdir, NO_EXTENSION_FILE), "w") as said:
+            said.write(line + "\n")
         params = dataclasses.replace(params, **{wanted[name]: None for name in missing})
     miss_profile = None if params.miss_profile is None else {
         k: v for k, v in dataclasses.asdict(params.miss_profile).items() if k != "path"}

@@ -33,10 +33,12 @@ MAX_SCRATCH_DISKS = 3
 
 
 # What a gem5 built without hotline's extension (or with an older one) does
-# not measure, and how to build it: one line (no_extension), printed by the
-# measuring script into gem5.log and said again by hotline, which finds it
-# there by these first words.
+# not measure, and how to build it: one line (no_extension), which the
+# measuring script prints into gem5.log and writes alone into
+# NO_EXTENSION_FILE in its output directory, where hotline reads it to say
+# it again.
 NO_EXTENSION = "this gem5 lacks hotline's extension"
+NO_EXTENSION_FILE = "no-extension.txt"
 
 
 def build_extension(extras: str) -> str:

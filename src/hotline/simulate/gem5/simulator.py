@@ -26,7 +26,7 @@ and points GEM5 at the binary (gem5.opt for X86, v24.0).  Each run:
    into sampled_cycles.parquet, with each core's retire count:
    retire_count.py).  A gem5 built without the extension measures neither
    profile: its run has gem5's own statistics, and says so in one line
-   (run_params.no_extension), found in gem5.log and said again here.
+   (run_params.no_extension), written to gem5/no-extension.txt and said again here.
 """
 
 import dataclasses
@@ -170,11 +170,10 @@ def read_regions(out: Path) -> list[tuple[int, int | None]]:
 
 def without_extension(run_dir: Path) -> str:
     """The measuring script's one line saying that this gem5 lacks hotline's
-    extension (run_params.no_extension), or "" if it said none."""
-    log = run_dir / LOG
-    lines = log.read_text(errors="replace").splitlines() if log.exists() else []
-    mark = f"hotline-gem5: {gem5_params.run_params.NO_EXTENSION}"
-    return next((line.split("hotline-gem5: ", 1)[1] for line in lines if mark in line), "")
+    extension (run_params.no_extension), from the file it writes it to, or
+    "" if it wrote none."""
+    said = run_dir / OUTDIR / gem5_params.run_params.NO_EXTENSION_FILE
+    return read_text(said).strip() if said.is_file() else ""
 
 
 def collect(run_dir: Path, run_id: str, params, kernel_dir: Path,
