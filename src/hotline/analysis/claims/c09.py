@@ -32,13 +32,12 @@ import statistics
 
 import pandas as pd
 
+from hotline.analysis import ground_truth
 from hotline.analysis.claims.claim import Claim, Needs
 from hotline.analysis.claims.common import (
     INLINED_FUNCTIONS, O3_CYCLES, backend, inlined_pcs, o3_profile)
-from hotline.analysis import ground_truth
 from hotline.analysis.claims.rules import (
     NAN, REFUTE, Condition, Control, Effect, Measured, Rule, Undecidable)
-from hotline.analysis.ground_truth import pattern_difference
 from hotline.analysis.results import Results
 from hotline.errors import HotlineError
 
@@ -110,7 +109,7 @@ def model_pattern(results: Results, pair: tuple[str, str]) -> float | str:
     runs = runs[runs["run_id"].isin(set(o3_profile(results)["run"]))]
     if runs.empty:
         return "no groundtruth run (forwarding patterns) on O3 cores"
-    found = [pattern_difference(r["patterns"], *pair) for r in runs["summary"] if r]
+    found = [ground_truth.pattern_difference(r["patterns"], *pair) for r in runs["summary"] if r]
     found = [d for d in found if d is not None]
     if not found:
         return f"the groundtruth runs timed no {pair[0]} and {pair[1]}"
