@@ -27,6 +27,7 @@ MECHANISM = {
     "pte-chain-direct": {"f": ["chain_lock", "chain_direct"]},
     "pte-chain-hashlock": {"f": ["chain_lock", "chain_walk_steps"]},
     "pte-chain-inpage": {"f": ["chain_lock", "chain_len_2", "chain_walk_steps"]},
+    "pte-chain-inpage-locked": {"f": ["chain_lock", "chain_len_2", "chain_walk_steps"]},
     "pgd-cache": {"f": ["pgd_cache_hit"]},
 }
 EVERY = {"f": ["rmap_add_fork", "rmap_add_fault", "rmap_remove_zap", "pgd_alloc",
