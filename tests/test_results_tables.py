@@ -21,7 +21,7 @@ RECORDS = (
     f"insn\t0xffffffff81000010\tread\t488b07\t10\t120\t{ZEROS}\n"
     "miss\t1\t0xffffffff81000010\tread\t0xffffea0000000000\tcapacity\tcapacity\thit\t3\t126\n"
     "miss\t0\t0xffffffff81000020\tfetch\t0x0\tcompulsory\thit\tnot-reached\t1\t12\n"
-    "miss\t0\t0x401000\twrite\t0x0\tupgrade\tnot-reached\tnot-reached\t2\t120\n"
+    "miss\t0\t0x401000\twrite\t0x0\tupgrade\tupgrade\tnot-reached\t2\t120\n"
     "stolen\t1\t0xffffffff81000010\t0xffffea0000000000\t0\t0xffffffff81000030\t4\n"
     "rapw\t0\t0xffffffff81000040\t0xffffffff81000044\t7\n"
     "turns\t1\t9\t3\t1600\n")
@@ -112,7 +112,7 @@ def test_an_output_cut_inside_a_line_is_refused(tmp_path):
 def test_counts_that_disagree_with_the_end_marker_are_refused(tmp_path):
     # A miss record lost from the middle, the end marker intact.
     path = tmp_path / "hotline-cache.out"
-    path.write_text(OUTPUT.replace("miss\t0\t0x401000\twrite\t0x0\tupgrade\tnot-reached"
+    path.write_text(OUTPUT.replace("miss\t0\t0x401000\twrite\t0x0\tupgrade\tupgrade"
                                    "\tnot-reached\t2\t120\n", ""))
     with pytest.raises(plugin_output.FormatError,
                        match=r"hotline-cache.out: record counts disagree with the end marker "
@@ -130,8 +130,9 @@ def test_a_miss_is_one_row_per_level_that_missed(tmp_path):
         (0xffffffff81000010, "L1D", "capacity", 3), (0xffffffff81000010, "L2", "capacity", 3),
         # an instruction fetch that missed the L1I only
         (0xffffffff81000020, "L1I", "compulsory", 1),
-        # an upgrade is settled in the core's own hierarchy
-        (0x401000, "L1D", "upgrade", 2)])
+        # an L1D upgrade of a line the core's L2 holds Shared too is an
+        # upgrade of both (docs/causes.md), settled below the L3
+        (0x401000, "L1D", "upgrade", 2), (0x401000, "L2", "upgrade", 2)])
 
 
 LAYOUT = {
