@@ -32,6 +32,16 @@
  * marker), so that a stream recorded with interleave=block replays as the
  * plugin ran it (without `woven`, the 'D's are skipped and the model sees
  * the turns as QEMU ran them).
+ *
+ * The weave runs on the replay's one thread (model_thread=off) unless the
+ * options say model_thread=on: then, as the plugin does by default, the
+ * hold on the replay's thread and the weave and the model on the model
+ * thread (model-thread.c), the counts the same.  The time said is then
+ * until the model thread has consumed the last window.  Under callgrind
+ * the model thread's work is under weave_slot, not replay_woven: toggle
+ * collection on both (--toggle-collect=replay_woven
+ * --toggle-collect=weave_slot), or leave model_thread= off to count the
+ * work on one thread as before.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,13 +103,14 @@ static void __attribute__((noinline)) replay_events(const struct trace_event *e,
 		if (e[i].type == 'B')
 			block_executed(e[i].core, p[i].block);
 		else if (e[i].type == 'A')
-			data_access(e[i].core, p[i].insn, e[i].vaddr, e[i].paddr, e[i].size,
-				    e[i].store);
+			data_access(e[i].core, p[i].insn, p[i].insn->locked, e[i].vaddr, e[i].paddr,
+				    e[i].size, e[i].store);
 	}
 }
 
 /* woven: the stream as on_block and on_access hand it to weave.c, a 'D'
- * where the timer's deadline falls. */
+ * where the timer's deadline falls; weave_flush returns once every window
+ * is woven and counted (model_thread=on: consumed by the model thread). */
 static void __attribute__((noinline)) replay_woven(const struct trace_event *e,
 						   const struct prepared *p, size_t n)
 {
@@ -177,6 +188,7 @@ int main(int argc, char **argv)
 	}
 	snprintf(out_option, sizeof(out_option), "out=%s", argv[2]);
 	options[noptions++] = out_option;
+	options[noptions++] = "model_thread=off";	/* a model_thread= given wins */
 	for (int i = 3 + threads + woven; i < argc; i++)
 		options[noptions++] = argv[i];
 	options[noptions++] = threads ? "cpu=index" : "cpu=guest";	/* the last cpu= counts */

@@ -6,6 +6,7 @@ QEMU's cache plugin on such a stream, is checked the same way where a QEMU
 source tree is at hand."""
 
 import os
+import random
 import struct
 import subprocess
 from pathlib import Path
@@ -30,11 +31,11 @@ def access(core: int, store: int, pc: int, vaddr: int = 0x7F0000, paddr: int = L
     return struct.pack("<BBBBIQQQ", ord("A"), core, store, 0, 8, pc, vaddr, paddr)
 
 
-def build_replay(tmp_path: Path) -> Path:
+def build_replay(tmp_path: Path, *flags: str) -> Path:
     require_tools("gcc")
     replay = tmp_path / "replay"
     sources = plugin_sources("hotline-cache")    # the plugin's, and the model's
-    subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-pthread",
+    subprocess.run(["gcc", *(flags or ["-O2"]), "-Wall", "-Wextra", "-Werror", "-pthread",
                     *(f"-I{d}" for d in dict.fromkeys(s.parent for s in sources)),
                     "-I", str(PLUGINS), "-o", str(replay), str(paths.REPO / "bench" / "replay.c"),
                     *map(str, sources)], check=True)
@@ -283,3 +284,83 @@ def test_the_peers_replay_counts_what_its_private_caches_give_by_hand(tmp_path):
             for line in out.splitlines() if line.split()[:1] in (["0"], ["1"], ["sum"])}
     # data accesses, misses; instructions, misses; L2 accesses (the L1 misses), misses
     assert rows == {"0": [2, 1, 2, 1, 2, 2], "1": [1, 1, 2, 1, 2, 2], "sum": [3, 2, 4, 2, 4, 4]}
+
+
+# ---- the model on its own thread (model_thread=on) ------------------------------
+
+def random_stream(seed: int, events: int = 30_000, cores: int = 4) -> bytes:
+    """A woven run's stream made up: four cores' one- to five-instruction
+    blocks (a fifth run again right after themselves, as `rep stosb` does),
+    each with up to three accesses of 1 to 8 bytes to 24 lines that every
+    core shares (so that many accesses wait for another core's), some of
+    them by locked instructions, and a deadline (D) every few hundred
+    events, some windows with one core alone."""
+    rng = random.Random(seed)
+    out, last = [], [None] * cores
+    while len(out) < events:
+        core = rng.randrange(cores) if rng.random() < 0.9 else 0
+        pc = last[core] if last[core] and rng.random() < 0.2 else \
+            0xFFFFFFFF81000000 + core * 0x10000 + rng.randrange(40) * 16
+        last[core] = pc
+        out.append(block(core, pc, rng.randint(1, 5)))
+        for k in range(rng.randrange(4)):
+            at = pc + k
+            locked = at % 7 == 0            # the same for every access of an instruction
+            size = rng.choice((1, 2, 4, 8))
+            paddr = LINE + 64 * rng.randrange(24) + size * rng.randrange(8 // size)
+            out.append(struct.pack("<BBBBIQQQ", ord("A"), core, rng.random() < 0.4, locked,
+                                   size, at, KERNEL_DATA + paddr, paddr))
+        if rng.random() < 1 / 150:
+            out.append(DEADLINE)
+    return b"".join(out)
+
+
+def replay_output(replay: Path, tmp_path: Path, stream: bytes, *how: str,
+                  options=OPTIONS) -> bytes:
+    """The replay's output file, byte for byte."""
+    (tmp_path / "t.trace").write_bytes(stream)
+    ran = subprocess.run([str(replay), "t.trace", "out", *how, *options], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=600)
+    assert ran.returncode == 0 and "ThreadSanitizer" not in ran.stderr, ran.stderr
+    return (tmp_path / "out").read_bytes()
+
+
+FOUR_CORES = ["cpus=4", *OPTIONS[1:]]
+WOVEN_STREAMS = {
+    "one-window": (writes(0, 5) + writes(1, 5), OPTIONS),
+    "two-windows": (writes(0, 3) + DEADLINE + writes(1, 3) + writes(0, 2), OPTIONS),
+    "one-word": (writes(0, 5, word=0) + writes(1, 5, word=0), OPTIONS),
+    "random-1": (random_stream(1), FOUR_CORES),
+    "random-2": (random_stream(2), FOUR_CORES),
+}
+
+
+@pytest.mark.parametrize("name", WOVEN_STREAMS)
+def test_the_model_thread_counts_what_the_replays_one_thread_counts(tmp_path, name):
+    # The weave on the model thread (the plugin's default) against the
+    # weave on the replay's thread (the replay's default): the same output,
+    # byte for byte.
+    stream, options = WOVEN_STREAMS[name]
+    replay = build_replay(tmp_path)
+    alone = replay_output(replay, tmp_path, stream, "woven", options=options)
+    threaded = replay_output(replay, tmp_path, stream, "woven", *options, "model_thread=on",
+                             options=[])
+    assert threaded == alone
+    if name.startswith("random"):
+        counts = plugin_output.read(tmp_path / "out")
+        assert counts["stolen"]["count"].sum() > 100      # the cores did share
+        assert (counts["insn"]["kind"] == "rmw").any()    # and lock
+
+
+def test_the_model_thread_races_on_no_plain_word_with_the_hold(tmp_path):
+    # The replay under ThreadSanitizer, model_thread=on: the hold on the
+    # replay's thread, the weave and the model on the model thread, a window
+    # at a time through the ring; TSan reports any word both touch unordered.
+    plain = replay_output(build_replay(tmp_path), tmp_path, random_stream(3), "woven",
+                          options=FOUR_CORES)
+    try:
+        replay = build_replay(tmp_path, "-O1", "-g", "-fsanitize=thread")
+    except subprocess.CalledProcessError:
+        pytest.skip("gcc cannot build with -fsanitize=thread here")
+    assert replay_output(replay, tmp_path, random_stream(3), "woven", "model_thread=on",
+                         options=FOUR_CORES) == plain

@@ -192,13 +192,13 @@ void block_executed(uint32_t core, const struct block *b)
 	}
 }
 
-void data_access(uint32_t core, struct insn *n, uint64_t vaddr, uint64_t paddr,
+void data_access(uint32_t core, struct insn *n, int locked, uint64_t vaddr, uint64_t paddr,
 		 uint32_t size, int store)
 {
 	enum kind kind = store ? KIND_WRITE : KIND_READ;
 	struct vcpu *v = &vcpus[core];
 
-	if (__atomic_load_n(&n->locked, __ATOMIC_RELAXED)) {
+	if (locked) {
 		kind = KIND_RMW;
 		if (!store) {
 			v->pending_rmw = n;		/* round-robin: the read */

@@ -16,10 +16,12 @@
 void account_install(void);
 
 /* An executed block: its instructions, and inside the regions of interest
- * its fetches; a data access (inside the regions). */
+ * its fetches; a data access (inside the regions), locked if its instruction
+ * was (n->locked as translated when the access was made: the weave takes it
+ * then, and accounts the access later). */
 void block_executed(uint32_t core, const struct block *b);
-void data_access(uint32_t core, struct insn *n, uint64_t vaddr, uint64_t paddr, uint32_t size,
-		 int store);
+void data_access(uint32_t core, struct insn *n, int locked, uint64_t vaddr, uint64_t paddr,
+		 uint32_t size, int store);
 
 /* Whether the cores are inside the regions of interest (the markers begin
  * .. end), where accesses are counted. */

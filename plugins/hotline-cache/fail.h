@@ -14,12 +14,23 @@ void remove_output(const char *path);
 /* An allocation of bytes for what failed: the run stops. */
 _Noreturn void out_of_memory(const char *what, size_t bytes);
 
+/* A call that returned an error number (a pthread call, say): the run stops,
+ * as for an allocation, with the call and the error named. */
+_Noreturn void call_failed(const char *call, int error);
+
 /* p, an allocation of bytes for what, if it succeeded; else the run stops. */
 static inline void *checked(void *p, const char *what, size_t bytes)
 {
 	if (__builtin_expect(!p, 0))
 		out_of_memory(what, bytes);
 	return p;
+}
+
+/* error, what a pthread call returned: nothing if 0, else the run stops. */
+static inline void checked_call(int error, const char *call)
+{
+	if (__builtin_expect(error != 0, 0))
+		call_failed(call, error);
 }
 
 #endif /* HOTLINE_CACHE_FAIL_H */

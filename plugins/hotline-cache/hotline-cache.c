@@ -8,7 +8,7 @@
  *           l1d=...,l2=...[,l3=...],inclusion=POLICY,memory=LATENCY,
  *           peer=LATENCY,sb=ENTRIES:WINDOW,cpu=index|guest[,cpu_number=OFFSET],
  *           vmemmap=BASE,page_size=BYTES[,quantum=INSTRUCTIONS[,phase=NS]
- *           [,interleave=turn|block]]
+ *           [,interleave=turn|block]][,model_thread=on|off]
  *
  * cpu=index trusts QEMU's vCPU index (multi-threaded TCG, where each vCPU's
  * callbacks run on a thread of its own: see "Threads" below).  cpu=guest finds
@@ -49,6 +49,14 @@
  * woven block by block as CPUs running at once would make them (weave.c);
  * interleave=turn, the default, as QEMU's turns ran them.
  *
+ * model_thread=on (the default; with interleave=block, elsewhere it changes
+ * nothing) weaves and accounts each window on a host thread of the
+ * plugin's own while the vCPU thread runs the next (model-thread.c,
+ * weave.c): the counts are the same as model_thread=off's, where the vCPU
+ * thread weaves each window itself, byte for byte (the output's header
+ * does not show the option).  When the model thread falls a few windows
+ * behind, the vCPU thread waits for it, and the guest pauses.
+ *
  * Output (docs/hotline-cache-format.md), written to OUT at exit, tab-separated,
  * addresses in hex, one record a line after a '#' header with the options
  * and the names of the access kinds and of the outcomes (enum cm_outcome's,
@@ -72,7 +80,15 @@
  *
  * Threads.  Round-robin TCG (cpu=guest) runs every callback on one thread:
  * nothing here takes a lock (uncontended locking cost about a tenth of the
- * plugin's time).  Multi-threaded TCG (cpu=index) runs each vCPU's
+ * plugin's time).  With interleave=block and model_thread=on the model is
+ * on a second thread: the vCPU thread holds each window's events (weave.c)
+ * and hands the window over through a ring (model-thread.c), one lock a
+ * window; the model thread weaves it and runs the model and the
+ * accounting, whose state (account.c, records.c's counts) is then its
+ * alone until weave_flush has waited for it to consume everything handed,
+ * which every marker and the report at exit do before they read, reset or
+ * write a count, or leave the region (outside the regions nothing is
+ * handed).  Multi-threaded TCG (cpu=index) runs each vCPU's
  * callbacks on a thread of its own, so that the plugin gains with host
  * cores:
  *   - the model is threaded (cm_set_threaded): an access that hits its
@@ -157,8 +173,10 @@ static void on_access(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint6
 			weave_access(core, n, vaddr, paddr, size, store);
 			return;
 		}
-		TRACE('A', core, store, n->locked, size, n->pc, vaddr, paddr);
-		data_access(core, n, vaddr, paddr, size, store);
+		int locked = __atomic_load_n(&n->locked, __ATOMIC_RELAXED);
+
+		TRACE('A', core, store, locked, size, n->pc, vaddr, paddr);
+		data_access(core, n, locked, vaddr, paddr, size, store);
 	}
 }
 
@@ -169,7 +187,8 @@ static void on_marker(unsigned int vcpu_index, void *udata)
 
 	(void)vcpu_index;
 	lock_all();
-	/* What the region held so far belongs to it, whatever the marker does. */
+	/* What the region held so far belongs to it, whatever the marker does:
+	 * woven and counted (with the model thread, consumed) before it acts. */
 	weave_flush();
 	if (op == ROI_BEGIN || op == ROI_END) {
 		set_in_roi(op == ROI_BEGIN);
@@ -196,6 +215,7 @@ void report(qemu_plugin_id_t id, void *udata)
 	weave_flush();		/* the last window, a run that ends inside a region */
 	write_output();
 	unlock_all();
+	weave_end();		/* the model thread, idle since weave_flush, joined */
 	account_end();
 	output_end();
 }

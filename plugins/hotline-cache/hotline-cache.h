@@ -10,6 +10,8 @@
  *   output.c         the counts written out (docs/hotline-cache-format.md),
  *                    and a failed write failing the run
  *   weave.c          the turns' accesses woven block by block (interleave=)
+ *   model-thread.c   the model's own host thread, fed windows through a
+ *                    ring (model_thread=)
  *   trace.c          the recorder of events for bench/replay.c
  *   account.c        the accounting of every block and access through the
  *                    model (the hot path, kept in one file)
@@ -62,7 +64,8 @@ static inline uint64_t read_count(const uint64_t *count)
 }
 
 /* At exit (QEMU's atexit callback): the last window woven, the counts
- * written to OUT; a failed write fails the run (output.c). */
+ * written to OUT, the model thread ended; a failed write fails the run
+ * (output.c). */
 void report(qemu_plugin_id_t id, void *udata);
 
 #endif /* HOTLINE_CACHE_H */

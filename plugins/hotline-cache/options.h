@@ -20,7 +20,9 @@ struct options {
 	uint64_t quantum;		/* quantum=: instructions per turn, or 0 */
 	uint64_t phase;			/* phase=: deadlines this much earlier */
 	int interleave_block;		/* interleave=block */
-	char text[1024];		/* the options but out=, as the output's header shows them */
+	int model_thread;		/* model_thread=on (the default): the weave on a thread of its own */
+	char text[1024];		/* the options but out= and model_thread=, as the output's
+					 * header shows them */
 };
 
 /* Parses one option (KEY=VALUE) into the options; 0 if it is not one of

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
+ * Over 500 lines: the hold (the vCPU thread's side) and the weave (the
+ * model's side) share one private layout of a window's events, their waits
+ * and the words table, which a split would have to put in a header.
+ *
  * interleave=block (with quantum=): the cores' accesses reach the model
  * interleaved block by block in the order in which CPUs running at the same
  * moment would make them, not turn by turn as QEMU ran them.
@@ -40,6 +44,27 @@
  * vCPU alone runs up to quantum x cpus instructions in a window; this caps
  * the memory a long quantum takes), and at every marker and at exit, so that
  * a region's counts hold exactly the region's accesses.
+ *
+ * Two sides, two threads with model_thread=on (the default): the hold
+ * (weave_block, weave_access, and the words' table that finds what an access
+ * waits for) runs in QEMU's callbacks on the vCPU thread; the weave
+ * (weave_window: the order, and the model's calls) on the model thread
+ * (model-thread.c), one window behind.  Each window's held events are a
+ * slot of a ring of MODEL_WINDOWS: the hold fills one while the model thread
+ * weaves the ones handed before it, each in the order they were held, so
+ * the model sees exactly the calls that weaving on the vCPU thread makes
+ * (model_thread=off: the hold and the weave on the vCPU thread, one window
+ * at a time, as before), and the counts are the same, byte for byte.  What
+ * each side owns: the hold, the slot it fills (`held`), the words' table
+ * and the window's deadlines; the weave, the slots handed and not yet
+ * consumed, and everything the model and the accounting count (account.c,
+ * records.c's counts).  The rest the weave reads never changes while a
+ * window is in flight (a block's record, an instruction's pc), or is taken
+ * at the hold (whether an instruction is locked: EV_LOCKED, as translated
+ * when it ran).  weave_flush waits for the model thread to consume
+ * everything handed: the markers and the report at exit read and reset the
+ * counts only after it.  When the ring is full the hold waits (the guest
+ * pauses) until the model thread frees the oldest slot.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,15 +73,21 @@
 #include "account.h"
 #include "fail.h"
 #include "hotline-cache.h"
+#include "model-thread.h"
 #include "options.h"
 #include "quantum.h"
 #include "trace.h"
 #include "weave.h"
 
 static int weaving;			/* weave_install was called */
+static int on_model_thread;		/* model_thread=on: the weave on the model thread */
 static uint32_t cores;			/* cpus= */
 
 #define WINDOW_EVENTS (1u << 20)
+
+/* model_thread=on: the windows held or handed at once.  Each slot keeps the
+ * arrays its windows grew to (some 1 MB at the default quantum). */
+#define MODEL_WINDOWS 4
 
 /*
  * A block or an access, as on_block and on_access saw it, in 24 bytes: a
@@ -79,6 +110,7 @@ struct event {
 #define EV_DEPS 4u		/* waits for accesses of other cores (struct dep) */
 #define EV_SIZE_SHIFT 3		/* 3 bits: log2 of the size, up to 128 bytes */
 #define EV_REPEAT 64u		/* the core's last block ran again before this access */
+#define EV_LOCKED 128u		/* the access's instruction was locked (struct insn's locked) */
 #define EV_ADDR_SHIFT 8		/* physical addresses have at most 52 bits */
 
 static inline uint64_t ev_paddr(const struct event *e)
@@ -99,7 +131,7 @@ struct dep {
 };
 
 /*
- * Per core, the window's events.  A block that runs again right after
+ * Per core, a window's events.  A block that runs again right after
  * itself (a `rep stosb` or `rep movsb` runs one byte a block, two thirds of
  * the blocks of a default-scale fork storm) is held as a flag on the access
  * after it (EV_REPEAT), not as an event of its own: 29% fewer events to
@@ -114,7 +146,8 @@ static struct held {
 	const struct block *last;	/* the last block held */
 	int repeat;
 	size_t folded;		/* repeated blocks held as EV_REPEAT this window */
-} *held;				/* per core */
+} *windows,			/* per slot of the ring (model_thread=on, else one), per core */
+  *held;			/* the hold's: the slot being filled, per core */
 
 /*
  * The window's words: per 8-byte word touched, its last write (core, held
@@ -185,10 +218,20 @@ static void groups_alloc(uint64_t slots)
 	ngroups = 0;
 }
 
+static void weave_slot(uint32_t slot);
+
 void weave_install(void)
 {
+	uint32_t slots;
+
 	cores = options()->cache.cores;
-	held = checked(calloc(cores, sizeof(*held)), "the woven window", cores * sizeof(*held));
+	on_model_thread = options()->model_thread;
+	slots = on_model_thread ? MODEL_WINDOWS : 1;
+	windows = checked(calloc((size_t)slots * cores, sizeof(*windows)), "the woven window",
+			  (size_t)slots * cores * sizeof(*windows));
+	held = windows;
+	if (on_model_thread)
+		model_thread_install(slots, weave_slot);
 	last_group = checked(calloc(cores, sizeof(*last_group)), "the woven window",
 			     cores * sizeof(*last_group));
 	word_bytes = sizeof(struct word) + cores * sizeof(uint32_t);
@@ -306,6 +349,9 @@ static inline struct event *next_event(uint32_t core)
 	return &h->e[h->n++];
 }
 
+/* ---- the weave: a window's held events (win, per core) to the model, on
+ * the model thread with model_thread=on ---- */
+
 /* Whether the accesses that core's held event i waits for have reached
  * the model, the others having handed theirs up to next[].  Most events
  * wait for nothing and never come here: out of line. */
@@ -331,9 +377,10 @@ static inline int starts_block(uint64_t bits, const size_t *begun, uint32_t core
  * event is an access that waited for another core's, no block: only the
  * accesses.  last: per core, the block handed on last; begun: as for
  * starts_block. */
-static uint32_t deliver(uint32_t core, size_t *next, const struct block **last, size_t *begun)
+static uint32_t deliver(struct held *win, uint32_t core, size_t *next,
+		       const struct block **last, size_t *begun)
 {
-	struct held *h = &held[core];
+	struct held *h = &win[core];
 	const struct event *e = h->e;
 	size_t i = next[core], n = h->n;
 	const struct block *b = NULL;
@@ -356,8 +403,8 @@ static uint32_t deliver(uint32_t core, size_t *next, const struct block **last, 
 		    (starts_block(bits, begun, core, i) ||
 		     ((bits & EV_DEPS) && !deps_done(h, i, next))))
 			break;
-		data_access(core, e[i].n, e[i].vaddr, ev_paddr(&e[i]), ev_size(&e[i]),
-			    !!(bits & EV_STORE));
+		data_access(core, e[i].n, !!(bits & EV_LOCKED), e[i].vaddr, ev_paddr(&e[i]),
+			    ev_size(&e[i]), !!(bits & EV_STORE));
 		if (bits & EV_DEPS)
 			while (h->dnext < h->nd && h->d[h->dnext].event == i)
 				h->dnext++;
@@ -369,16 +416,18 @@ static uint32_t deliver(uint32_t core, size_t *next, const struct block **last, 
 /* Whether the core's next event can be handed on: a block, or an access
  * whose repeated block has not been (a block waits for nothing), or an
  * access that is ready. */
-static inline int can_go(uint32_t core, const size_t *next, const size_t *begun)
+static inline int can_go(const struct held *win, uint32_t core, const size_t *next,
+			 const size_t *begun)
 {
-	const struct held *h = &held[core];
+	const struct held *h = &win[core];
 	uint64_t bits = h->e[next[core]].bits;
 
 	return !(bits & EV_DEPS) || starts_block(bits, begun, core, next[core]) ||
 	       deps_done(h, next[core], next);
 }
 
-/* A repeated block held for an access that did not come: an event after all. */
+/* The hold: a repeated block held for an access that did not come, an
+ * event after all. */
 static void hold_repeat(uint32_t core)
 {
 	struct held *h = &held[core];
@@ -389,18 +438,16 @@ static void hold_repeat(uint32_t core)
 	}
 }
 
-/* The window's blocks and accesses, woven. */
-static void weave_window(void)
+/* A window's blocks and accesses (win, per core), woven; the slot emptied
+ * for the hold to fill again. */
+static void weave_window(struct held *win)
 {
 	size_t next[cores], begun[cores], n[cores];
 	uint64_t ran[cores];
 	const struct block *last[cores];
 
-	/* The recorder writes what was held, and 'D' where it is woven. */
-	TRACE('D', 0, 0, 0, 0, 0, 0, 0);
 	for (uint32_t c = 0; c < cores; c++) {
-		hold_repeat(c);
-		n[c] = held[c].n;	/* a copy the model's calls cannot change */
+		n[c] = win[c].n;	/* a copy the model's calls cannot change */
 		next[c] = ran[c] = begun[c] = 0;
 		last[c] = NULL;
 	}
@@ -409,7 +456,7 @@ static void weave_window(void)
 
 		for (uint32_t c = 0; c < cores; c++)
 			if (next[c] < n[c] && (core == cores || ran[c] < ran[core]) &&
-			    can_go(c, next, begun))
+			    can_go(win, c, next, begun))
 				core = c;
 		if (core == cores) {
 			for (uint32_t c = 0; c < cores; c++)
@@ -419,12 +466,37 @@ static void weave_window(void)
 				}
 			break;
 		}
-		ran[core] += deliver(core, next, last, begun);
+		ran[core] += deliver(win, core, next, last, begun);
 	}
 	for (uint32_t c = 0; c < cores; c++) {
-		held[c].n = held[c].nd = held[c].dnext = held[c].folded = 0;
-		held[c].last = NULL;
+		win[c].n = win[c].nd = win[c].dnext = win[c].folded = 0;
+		win[c].last = NULL;
 	}
+}
+
+/* model_thread=on, on the model thread: the slot handed. */
+static void weave_slot(uint32_t slot)
+{
+	weave_window(&windows[(size_t)slot * cores]);
+}
+
+/* The hold: the window ends.  What it held is woven, here or on the model
+ * thread (then the hold goes on in the ring's next slot, once it is free:
+ * the guest waits for it), and the words' table starts again. */
+static void window_end(void)
+{
+	int any = 0;
+
+	/* The recorder writes what was held, and 'D' where it is woven. */
+	TRACE('D', 0, 0, 0, 0, 0, 0, 0);
+	for (uint32_t c = 0; c < cores; c++) {
+		hold_repeat(c);
+		any |= held[c].n != 0;
+	}
+	if (!on_model_thread)
+		weave_window(held);
+	else if (any)
+		held = &windows[(size_t)model_thread_hand() * cores];
 	ngroups = 0;
 	if (!++window) {	/* after 2^32 windows: no slot may look current */
 		memset(groups, 0, (groups_mask + 1) * group_bytes);
@@ -434,8 +506,17 @@ static void weave_window(void)
 
 void weave_flush(void)
 {
-	if (weaving)
-		weave_window();
+	if (!weaving)
+		return;
+	window_end();
+	if (on_model_thread)
+		model_thread_wait();
+}
+
+void weave_end(void)
+{
+	if (weaving && on_model_thread)
+		model_thread_end();
 }
 
 /* The window ends at each deadline of the timer; the vCPU thread sees it at
@@ -449,16 +530,17 @@ static void window_check(uint32_t core)
 	/* (The events as QEMU gave them, so that where a window is cut does
 	 * not depend on how they are held.) */
 	if (now != window_deadlines || h->n + h->folded + h->repeat >= WINDOW_EVENTS) {
-		weave_flush();
+		window_end();
 		window_deadlines = now;
 	}
 }
 
 void weave_block(uint32_t core, const struct block *b)
 {
-	struct held *h = &held[core];
+	struct held *h;
 
 	window_check(core);
+	h = &held[core];	/* after it: a window's end moves the hold to the ring's next slot */
 	TRACE('B', core, 0, 0, b->insns, b->vaddr, b->end, 0);
 	hold_repeat(core);
 	if (b == h->last) {
@@ -474,11 +556,13 @@ void weave_access(uint32_t core, struct insn *n, uint64_t vaddr, uint64_t paddr,
 {
 	struct held *h = &held[core];
 	struct event *e = next_event(core);
+	int locked = __atomic_load_n(&n->locked, __ATOMIC_RELAXED);
 
-	TRACE('A', core, store, n->locked, size, n->pc, vaddr, paddr);
+	TRACE('A', core, store, locked, size, n->pc, vaddr, paddr);
 	*e = (struct event){ .n = n, .vaddr = vaddr,
 			     .bits = paddr << EV_ADDR_SHIFT | (uint64_t)__builtin_ctz(size) << EV_SIZE_SHIFT |
-				     (store ? EV_STORE : 0) | (h->repeat ? EV_REPEAT : 0) };
+				     (store ? EV_STORE : 0) | (h->repeat ? EV_REPEAT : 0) |
+				     (locked ? EV_LOCKED : 0) };
 	h->folded += h->repeat;
 	h->repeat = 0;
 	find_deps(e, paddr, store, core, (uint32_t)(held[core].n - 1));
