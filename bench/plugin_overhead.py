@@ -11,6 +11,7 @@ machine's speed drifts by 10-15% within an hour).
                                               [--contrib-cache LIBCACHE.so]
                                               [--hotline-cache-from LABEL=PLUGIN.so ...]
                                               [--quanta N ...] [--interleave I ...]
+                                              [--model-thread on|off ...]
                                               [--repeats R] [--only CONFIG ...]
 
 Writes bench/results/plugin_overhead-MODE-SCALE[-SUFFIX].json and prints a
@@ -25,6 +26,9 @@ instructions per vCPU turn, docs/interleaving.md; 0 is QEMU's own turns);
 without it hotline-cache runs at the default.  --interleave times it with
 each way of seeing the turns (turn, block: docs/specs.md) at each quantum
 above 0; a label says one other than the default (hotline-cache@N/turn).
+--model-thread times the woven configurations with the model on its own
+host thread (on, the default) or on the vCPU thread (off; labelled
+/thread-off), each value given (docs/interleaving.md).
 --only keeps the named configurations (none, empty, roi-count,
 inline-count, callbacks, callbacks-insn, hotline-cache, hotline-cache@N[/I],
 qemu-contrib-cache).
@@ -78,25 +82,31 @@ def contrib_cache_options(system: specs.SystemSpec) -> list[str]:
             f"l2blksize={c.line_bytes}", f"cores={system.cpus}", "evict=lru"]
 
 
-def configurations(args) -> list[tuple[str, str | None, int, str]]:
-    """(label, plugin, quantum, interleave) of each configuration to time."""
-    configs = [(name or "none", name, 0, "turn") for name in CONFIGS[:-1]]
+def configurations(args) -> list[tuple[str, str | None, int, str, list[str]]]:
+    """(label, plugin, quantum, interleave, further plugin options) of each
+    configuration to time."""
+    configs = [(name or "none", name, 0, "turn", []) for name in CONFIGS[:-1]]
     if args.mode == "parallel":
         # QEMU's inline operations crash round-robin TCG (plugins/inline-count.c).
-        configs.insert(CONFIGS.index("callbacks"), ("inline-count", "inline-count", 0, "turn"))
+        configs.insert(CONFIGS.index("callbacks"),
+                       ("inline-count", "inline-count", 0, "turn", []))
     quanta = args.quanta or [DEFAULT_QUANTUM if args.mode == "deterministic" else 0]
     for q in quanta:
         # The weave needs a quantum: without one the model sees QEMU's turns.
         for i in (args.interleave if q else ["turn"]):
             label = f"hotline-cache@{q}" if args.quanta else "hotline-cache"
-            configs.append((label + (f"/{i}" if q and i != DEFAULT_INTERLEAVE else ""),
-                            "hotline-cache", q, i))
+            label += f"/{i}" if q and i != DEFAULT_INTERLEAVE else ""
+            # Only the weave can hand its windows to the model's thread.
+            for thread in (args.model_thread if q and i == "block" else ["on"]):
+                configs.append((label + ("/thread-off" if thread == "off" else ""),
+                                "hotline-cache", q, i,
+                                ["model_thread=off"] if thread == "off" else []))
     for label, _ in args.hotline_cache_from:
-        configs.append((label, "hotline-cache", quanta[0], args.interleave[0]))
+        configs.append((label, "hotline-cache", quanta[0], args.interleave[0], []))
     if args.contrib_cache:
         configs.insert(CONFIGS.index("callbacks") + 1 + (args.mode == "parallel"),
-                       (PEER_FLOOR, "callbacks", 0, "turn"))
-        configs.append((CONTRIB_CACHE, CONTRIB_CACHE, 0, "turn"))
+                       (PEER_FLOOR, "callbacks", 0, "turn", ["insn=on"]))
+        configs.append((CONTRIB_CACHE, CONTRIB_CACHE, 0, "turn", []))
     if args.only:
         unknown = set(args.only) - {c[0] for c in configs}
         if unknown:
@@ -122,6 +132,8 @@ def main() -> None:
     parser.add_argument("--interleave", nargs="+", choices=["turn", "block"],
                         default=[DEFAULT_INTERLEAVE],
                         help="how hotline-cache's model sees the turns (default: %(default)s)")
+    parser.add_argument("--model-thread", nargs="+", choices=["on", "off"], default=["on"],
+                        help="the woven model on its own host thread, or not, or both")
     parser.add_argument("--repeats", type=int, default=1, metavar="R",
                         help="rounds of alternated runs (default: 1)")
     parser.add_argument("--only", nargs="+", metavar="CONFIG",
@@ -145,10 +157,11 @@ def main() -> None:
     configs = configurations(args)
     elsewhere = dict(args.hotline_cache_from)
     walls: dict[str, list[float]] = {c[0]: [] for c in configs}
-    rows = {label: {"plugin": label, "quantum": quantum, "interleave": interleave, "roi": None}
-            for label, _, quantum, interleave in configs}
+    rows = {label: {"plugin": label, "quantum": quantum, "interleave": interleave,
+                    "options": further, "roi": None}
+            for label, _, quantum, interleave, further in configs}
     for round_ in range(args.repeats):
-        for label, name, quantum, interleave in configs:
+        for label, name, quantum, interleave, further in configs:
             plugin = build_plugin(name) if name and name != CONTRIB_CACHE else None
             if label in elsewhere:
                 plugin = dataclasses.replace(plugin, path=Path(elsewhere[label]).resolve(),
@@ -156,8 +169,7 @@ def main() -> None:
             with tempfile.TemporaryDirectory() as tmp:
                 run_dir = Path(tmp)
                 options = plugin_options(name, system, kernel.directory, args.mode, quantum,
-                                         0, interleave) + (["insn=on"] if label == PEER_FLOOR
-                                                           else [])
+                                         0, interleave) + further
                 plugin_args = (plugin.qemu_argument(Path("plugin.out"), options),
                                ) if plugin else ()
                 if name == CONTRIB_CACHE:
