@@ -41,7 +41,7 @@ notebooks give the same outputs on the slim tables as on the full ones.
                 so that the slim results need no kernel build (a merge with
                 gathered results makes it again for every run: their
                 kernels' builds must be in the cache then)
-  inlined       made here for results with a cycle profile: the
+  inlined       made here for gathered results with a cycle profile: the
                 instructions of each run's profile that are in a function
                 whose inlined copies C9 counts (claims.common.
                 INLINED_FUNCTIONS: folio_unlock, inlined into
@@ -234,9 +234,12 @@ def slim(source: Path, target: Path, claims_only: bool = False) -> dict[str, tup
                 slim_instructions(tables["instructions"].to_pandas(), misses))
     if "cycles" in tables:
         cycles = tables["cycles"].to_pandas()
-        if "inlined" not in tables:
+        # Made for gathered results, as code is (slim ones have code): slim
+        # results made before the table existed are left without it.
+        if "inlined" not in tables and "code" not in tables:
             slimmed["inlined"] = _table(kernel_inlined(Results(Path(source)), cycles))
-        slimmed["cycles"] = _table(slim_cycles(cycles, slimmed["inlined"].to_pandas()))
+        inlined = slimmed["inlined"].to_pandas() if "inlined" in slimmed else None
+        slimmed["cycles"] = _table(slim_cycles(cycles, inlined))
     if "sampled_cycles" in tables:
         slimmed["sampled_cycles"] = _table(
             slim_sampled_cycles(tables["sampled_cycles"].to_pandas()))
