@@ -54,7 +54,7 @@
  * weaves the ones handed before it, each in the order they were held, so
  * the model sees exactly the calls that weaving on the vCPU thread makes
  * (model_thread=off: the hold and the weave on the vCPU thread, one window
- * at a time, as before), and the counts are the same, byte for byte.  What
+ * at a time), and the counts are the same, byte for byte.  What
  * each side owns: the hold, the slot it fills (`held`), the words' table
  * and the window's deadlines; the weave, the slots handed and not yet
  * consumed, and everything the model and the accounting count (account.c,
