@@ -88,3 +88,9 @@ def test_the_functions_inlined_at_an_instruction_innermost_first(tmp_path):
     assert ["bump", "twice"] in chains.values()
     ret = next(pc for pc, (_, text) in listing.items() if text.startswith("ret"))
     assert chains[ret] == ["twice"]
+    # The same frames' source lines: bump's line, then the call's in twice.
+    inlined = next(pc for pc, chain in chains.items() if chain == ["bump", "twice"])
+    lines = symbols.inline_lines([inlined, ret])
+    assert [line.split(":")[0].endswith("inl.c") for line in lines[inlined]] == [True, True]
+    assert int(lines[inlined][0].split(":")[1].split()[0]) == 5      # counter += by;
+    assert len(lines[ret]) == 1

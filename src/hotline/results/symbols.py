@@ -83,45 +83,41 @@ class Symbolizer:
                 self._lines[pc] = "" if text.startswith("??") else text
         return {pc: self._lines[pc] for pc in pcs}
 
-    def inline_lines(self, pcs: list[int]) -> dict[int, list[str]]:
-        """file:line of each pc through the functions inlined at it,
-        innermost first (addr2line -i; [] where the line tables have none)."""
-        pcs = sorted(set(pcs))
-        if not pcs:
-            return {}
-        out = _run(["addr2line", "-a", "-i", "-e", str(self.vmlinux)],
-                   "".join(f"{pc:x}\n" for pc in pcs))
-        chains: dict[int, list[str]] = {}
-        chain: list[str] = []
-        for text in out.splitlines():
-            if text.startswith("0x"):   # -a: each address before its lines
-                chain = chains.setdefault(int(text, 16), [])
-            elif not text.startswith("??"):
-                chain.append(_TREE_PREFIX.sub("", text.split(" (discriminator")[0]))
-        return {pc: chains.get(pc, []) for pc in pcs}
-
-    def inline_functions(self, pcs: list[int]) -> dict[int, list[str]]:
-        """The functions each pc is in, innermost first: those inlined at
-        it, then the one it was compiled into (addr2line -f -i; [] where
+    def _inline_frames(self, pcs: list[int]) -> dict[int, list[tuple[str, str]]]:
+        """(function, file:line) of each pc through the functions inlined at
+        it, innermost first, as addr2line -a -f -i prints them ("??" where
         the debug information has none)."""
         pcs = sorted(set(pcs))
         if not pcs:
             return {}
         out = _run(["addr2line", "-a", "-f", "-i", "-e", str(self.vmlinux)],
                    "".join(f"{pc:x}\n" for pc in pcs)).splitlines()
-        chains: dict[int, list[str]] = {}
-        chain: list[str] = []
+        frames: dict[int, list[tuple[str, str]]] = {}
+        chain: list[tuple[str, str]] = []
         i = 0
         while i < len(out):
             if out[i].startswith("0x"):     # -a: each address before its frames
-                chain = chains.setdefault(int(out[i], 16), [])
+                chain = frames.setdefault(int(out[i], 16), [])
                 i += 1
                 continue
             # -f: a frame is its function's name, then its file:line.
-            if out[i] != "??":
-                chain.append(out[i])
+            chain.append((out[i], out[i + 1] if i + 1 < len(out) else "??"))
             i += 2
-        return {pc: chains.get(pc, []) for pc in pcs}
+        return {pc: frames.get(pc, []) for pc in pcs}
+
+    def inline_lines(self, pcs: list[int]) -> dict[int, list[str]]:
+        """file:line of each pc through the functions inlined at it,
+        innermost first ([] where the line tables have none)."""
+        return {pc: [_TREE_PREFIX.sub("", line.split(" (discriminator")[0])
+                     for _, line in chain if not line.startswith("??")]
+                for pc, chain in self._inline_frames(pcs).items()}
+
+    def inline_functions(self, pcs: list[int]) -> dict[int, list[str]]:
+        """The functions each pc is in, innermost first: those inlined at
+        it, then the one it was compiled into ([] where the debug
+        information has none)."""
+        return {pc: [function for function, _ in chain if function != "??"]
+                for pc, chain in self._inline_frames(pcs).items()}
 
     def disassemble(self, start: int, end: int) -> dict[int, tuple[str, str]]:
         """(bytes in hex, instruction text) of every instruction in [start, end)."""
