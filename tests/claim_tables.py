@@ -1,6 +1,6 @@
 """What the claims' test modules share, with each other and with
 tests/test_notebooks.py: gathered experiments written by hand (Experiment,
-miss; C6's LRU writers with their sampled spin profiles), the smoke results
+miss, groundtruth_report; C6's LRU writers with their sampled spin profiles), the smoke results
 shaped as gem5's, and the verdicts each committed results set is recorded
 to decide.  A helper module, not a test module: test modules import it, as
 they import tests/conftest.py and tests/made_runs.py, never each other."""
@@ -56,6 +56,26 @@ def miss(symbol: str, cycles: int, offset: int = 0, count: int = 1, level: str =
          space: str = "kernel") -> dict:
     return {"space": space, "symbol": symbol, "offset": offset, "object": obj, "field": field,
             "level": level, "cause": cause, "count": count, "cycles": cycles}
+
+
+def groundtruth_report(movb_net: list[float], andb_net: list[float] | None = None) -> dict:
+    """groundtruth's report (the guest's summary), C9's positive control:
+    movq_load nets 10 a round, movb_load the given nets more, and, where
+    given, lock_andb_load the given nets over lock_andq_load's 30 (else
+    skipped)."""
+    def record(name, nets):
+        return {"pattern": name, "group": "forwarding", "timing": "loop", "baseline": "empty",
+                "iterations": 1000, "rounds": len(nets),
+                "cycles": [5.0 + n for n in nets], "baseline_cycles": [5.0] * len(nets)}
+    rows = [record("movq_load", [10.0] * len(movb_net)),
+            record("movb_load", [10.0 + n for n in movb_net])]
+    if andb_net is not None:
+        rows += [record("lock_andq_load", [30.0] * len(andb_net)),
+                 record("lock_andb_load", [30.0 + n for n in andb_net])]
+    else:
+        rows.append({"pattern": "lock_andb_load", "group": "forwarding", "timing": "loop",
+                     "skipped": "not asked for"})
+    return {"workload": "groundtruth", "patterns": rows}
 
 
 def experiment(tmp_path: Path, backend: str = "qemu") -> Experiment:

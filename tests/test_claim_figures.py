@@ -22,7 +22,8 @@ from hotline.analysis.claims.common import BASE, CHAIN, FORK, HASHLOCK, SIDE_BAS
 from hotline.analysis.results import Results
 from hotline.analysis.slim import slim, slim_misses
 from hotline.results.schema import CYCLE_CAUSES
-from tests.claim_tables import KEY, Experiment, c6_experiment, experiment, miss, spun
+from tests.claim_tables import (
+    KEY, Experiment, c6_experiment, experiment, groundtruth_report, miss, spun)
 from tests.conftest import require_tools
 from tests.made_runs import write_gathered
 
@@ -937,24 +938,6 @@ def test_c8_without_the_run(tmp_path):
 # call), not supported at 0.25 or less, not decidable where the control
 # costs under 2 cycles.  100 calls a run; wordop 20 cycles a call.
 
-def patterns(movb_net: list[float], andb_net: list[float] | None = None) -> dict:
-    """groundtruth's report: movq_load nets 10 a round, movb_load the given
-    nets (+10), and, where given, lock_andb_load over lock_andq_load's 30."""
-    def record(name, nets):
-        return {"pattern": name, "group": "forwarding", "timing": "loop", "baseline": "empty",
-                "iterations": 1000, "rounds": len(nets),
-                "cycles": [5.0 + n for n in nets], "baseline_cycles": [5.0] * len(nets)}
-    rows = [record("movq_load", [10.0] * len(movb_net)),
-            record("movb_load", [10.0 + n for n in movb_net])]
-    if andb_net is not None:
-        rows += [record("lock_andq_load", [30.0] * len(andb_net)),
-                 record("lock_andb_load", [30.0 + n for n in andb_net])]
-    else:
-        rows.append({"pattern": "lock_andb_load", "group": "forwarding", "timing": "loop",
-                     "skipped": "not asked for"})
-    return {"workload": "groundtruth", "patterns": rows}
-
-
 def c9_experiment(tmp_path, legacy: float, baseline: float = 20.0,
                   movb_net=(14.0, 15.0, 16.0), andb_net=(0.0, 0.5, -0.5),
                   inlined: bool = True) -> Experiment:
@@ -978,7 +961,8 @@ def c9_experiment(tmp_path, legacy: float, baseline: float = 20.0,
             **({"inlined": [{"pc": K + 0x40, "function": "folio_unlock"},
                             {"pc": K + 0x10, "function": "folio_unlock"}]} if inlined else {}))
     e.run("baseline", "groundtruth", params={"forwarding": 1, "drain": 0, "sharing": 0},
-          summary=patterns(list(movb_net), None if andb_net is None else list(andb_net)),
+          summary=groundtruth_report(list(movb_net),
+                                     None if andb_net is None else list(andb_net)),
           cycles=[kcycles("", 100, user=True)])
     return e
 

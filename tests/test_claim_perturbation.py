@@ -37,6 +37,7 @@ from hotline.analysis.claims.common import (
 from hotline.analysis.listing import lock_and_unlock, lock_and_unlock_in_code
 from hotline.analysis.results import Results
 from hotline.results.objects import KERNEL_START
+from tests.claim_tables import groundtruth_report
 
 ANALYSIS = paths.REPO / "analysis"
 # One draw for every jitter, so that a case gives the same tables each time.
@@ -156,16 +157,6 @@ def _one_row_a_run(name: str, table: pd.DataFrame) -> pd.DataFrame:
 FORWARDING_ROUNDS = [11.0, 12.0, 13.0]
 
 
-def _groundtruth_summary(movb_net: list[float]) -> str:
-    def record(name, nets):
-        return {"pattern": name, "group": "forwarding", "timing": "loop", "baseline": "empty",
-                "iterations": 1000, "rounds": len(nets),
-                "cycles": [5.0 + n for n in nets], "baseline_cycles": [5.0] * len(nets)}
-    return json.dumps({"workload": "groundtruth", "patterns": [
-        record("movq_load", [10.0] * len(movb_net)),
-        record("movb_load", [10.0 + n for n in movb_net])]})
-
-
 def _unlock_page_o3() -> Tables:
     """C9's runs, from the committed one-script storm of baseline on O3
     cores (five repeats: its cycles, counters and profile): baseline as it
@@ -197,7 +188,7 @@ def _unlock_page_o3() -> Tables:
         gt = run.copy()
         gt["run_id"], gt["workload"] = f"groundtruth--{run['repeat']}", "groundtruth"
         gt["params"] = json.dumps({"forwarding": 1, "drain": 0, "sharing": 0})
-        gt["summary"] = _groundtruth_summary(FORWARDING_ROUNDS)
+        gt["summary"] = json.dumps(groundtruth_report(FORWARDING_ROUNDS))
         runs.append(gt.to_frame().T)
         one = t.tables["cycles"][t.tables["cycles"]["run"] == run["run_id"]].head(1).copy()
         one["run"] = gt["run_id"]
@@ -533,8 +524,8 @@ def stalls_at_unlock(stalls: float, forwarding: float = 1.0) -> Callable[[Tables
             first = cycles.index[rows][0]
             cycles.loc[first, "cycles"] += stalls * stall * calls
         gt = t.runs["workload"] == "groundtruth"
-        t.runs.loc[gt, "summary"] = _groundtruth_summary(
-            [v * forwarding for v in FORWARDING_ROUNDS])
+        t.runs.loc[gt, "summary"] = json.dumps(groundtruth_report(
+            [v * forwarding for v in FORWARDING_ROUNDS]))
     return perturb
 
 
