@@ -49,9 +49,11 @@ from gem5.simulate.simulator import Simulator  # noqa: E402
 
 from hotline_gem5 import machine  # noqa: E402
 from hotline_gem5.measure_exit_handlers import RoiRecorder, Sampler  # noqa: E402
+from hotline_gem5.probes import Probes, extension_built  # noqa: E402
 from hotline_gem5.sampled_processor import SampledProcessor  # noqa: E402
 
 caches = params.caches
+probes = None
 if ruby:
     from gem5.components.cachehierarchies.ruby.mesi_two_level_cache_hierarchy import (
         MESITwoLevelCacheHierarchy,
@@ -61,9 +63,7 @@ if ruby:
         l1d_size=caches.l1d_size, l1d_assoc=caches.l1d_assoc,
         l2_size=caches.l2_size, l2_assoc=caches.l2_assoc, num_l2_banks=caches.num_l2_banks)
 else:
-    from hotline_gem5.monitored_private_l1_private_l2_cache_hierarchy import (
-        MonitoredPrivateL1PrivateL2CacheHierarchy, extension_built,
-    )
+    from hotline_gem5.spec_cache_hierarchy import SpecCacheHierarchy
     if params.sampling and not extension_built("HotlineCycleProfile"):
         fail("sampled simulation measures its windows with the cycle profile, which this "
              f"gem5 lacks (HotlineCycleProfile): {build_extension(EXTRAS)}")
@@ -85,18 +85,21 @@ else:
         with open(os.path.join(m5.options.outdir, NO_EXTENSION_FILE), "w") as said:
             said.write(line + "\n")
         params = dataclasses.replace(params, **{wanted[name]: None for name in missing})
-    miss_profile = None if params.miss_profile is None else {
-        k: v for k, v in dataclasses.asdict(params.miss_profile).items() if k != "path"}
     as_dict = lambda c: None if c is None else dataclasses.asdict(c)  # noqa: E731
-    cache_hierarchy = MonitoredPrivateL1PrivateL2CacheHierarchy(
+    cache_hierarchy = SpecCacheHierarchy(
         l1i=as_dict(caches.l1i), l1d=as_dict(caches.l1d), l2=as_dict(caches.l2),
-        l3=as_dict(caches.l3), cycle_profile=bool(params.cycle_profile or params.sampling),
-        miss_profile=miss_profile)
+        l3=as_dict(caches.l3))
+    probes = Probes(
+        cycle_profile=bool(params.cycle_profile or params.sampling),
+        sampled=params.sampling is not None,
+        miss_profile=None if params.miss_profile is None else {
+            k: v for k, v in dataclasses.asdict(params.miss_profile).items() if k != "path"})
 
 board = machine.board(params.machine, cpu=params.roi_cpu, cache_hierarchy=cache_hierarchy,
                       checkpoint=params.checkpoint_dir, core=params.core,
                       processor=None if params.sampling is None
-                      else SampledProcessor(params.machine.cpus, params.core))
+                      else SampledProcessor(params.machine.cpus, params.core),
+                      after_connect=[probes.attach] if probes else [])
 board.cache_line_size = caches.line_bytes
 # gem5's O3 fetch buffer (64 bytes unless set) may not be larger than a
 # line, so it holds one line, as it does on 64-byte lines: the seeds'
@@ -116,13 +119,13 @@ def cycle_profiles(path: str) -> list:
     """Each core's cycle profile and where it writes its table (path with
     {cpu} filled in)."""
     return [(profile, os.path.join(m5.options.outdir, path.replace("{cpu}", str(cpu))))
-            for cpu, profile in enumerate(getattr(cache_hierarchy, "cycle_profiles", []))]
+            for cpu, profile in enumerate(probes.cycle_profiles if probes else [])]
 
 
 def retire_counts(path: str) -> list:
     """A sampled run's retire counts, the atomic cores' then the O3 cores'
-    (the cache hierarchy's order), and where each writes its table."""
-    counts = list(getattr(cache_hierarchy, "retire_counts", []))
+    (RETIRE_CORES' order), and where each writes its table."""
+    counts = probes.retire_counts
     n = len(counts) // len(RETIRE_CORES)
     return [(count, os.path.join(m5.options.outdir, path.format(
                 region="{region}", cpu=i % n, core=RETIRE_CORES[i // n])))
@@ -135,8 +138,8 @@ def profiles() -> list:
     found = cycle_profiles(params.cycle_profile) if params.cycle_profile else []
     if params.sampling is not None:
         found += retire_counts(params.sampling.retire_path)
-    if hasattr(cache_hierarchy, "miss_profile"):
-        found.append((cache_hierarchy.miss_profile,
+    if probes and probes.miss_profile is not None:
+        found.append((probes.miss_profile,
                       os.path.join(m5.options.outdir, params.miss_profile.path)))
     return found
 
@@ -145,7 +148,7 @@ sampler = None
 if params.sampling is not None:
     s = params.sampling
     sampler = Sampler(processor=board.get_processor(),
-                      carries=lambda: getattr(cache_hierarchy, "translation_carries", []),
+                      carries=lambda: probes.translation_carries,
                       profiles=lambda: cycle_profiles(s.path),
                       interval=s.interval_cycles, warmup=s.warmup_micro_ops,
                       measure=s.measure_micro_ops, cap=s.cap_cycles,

@@ -88,14 +88,22 @@ SECONDARY_IDE_IRQ = 15
 
 class Board(X86Board):
     """X86Board with the workload's scratch disks after its root disk (the
-    root disk is made as X86Board makes it)."""
+    root disk is made as X86Board makes it), and hooks that run once gem5
+    has connected its memory, caches and cores (after_connect: each is
+    called with the board)."""
 
-    def __init__(self, *, scratch_disks: list[str], **kwargs):
+    def __init__(self, *, scratch_disks: list[str], after_connect=(), **kwargs):
         super().__init__(**kwargs)
         self._scratch_disks = scratch_disks
+        self._after_connect = list(after_connect)
         if len(scratch_disks) >= 2:
             with_more(self.workload.intel_mp_table, "base_entries",
                       isa_interrupt(self.pc.south_bridge.io_apic.apic_id, SECONDARY_IDE_IRQ))
+
+    def _pre_instantiate(self):
+        super()._pre_instantiate()
+        for hook in self._after_connect:
+            hook(self)
 
     def _add_disk_to_board(self, disk_image):
         paths = [disk_image.get_local_path(), *self._scratch_disks]
@@ -103,17 +111,18 @@ class Board(X86Board):
 
 
 def board(machine: Machine, *, cpu: str, cache_hierarchy, checkpoint: str | None = None,
-          core: Core | None = None, processor=None):
+          core: Core | None = None, processor=None, after_connect=()):
     """The X86Board running hotline's workload on `cpu` cores (O3 cores
     shaped as `core` says, if given), or on `processor` if given (a sampled
-    run's); restored from `checkpoint` if given."""
+    run's); restored from `checkpoint` if given; after_connect as Board's."""
     if processor is None:
         processor = SimpleProcessor(cpu_type=CPU_TYPES[cpu], num_cores=machine.cpus,
                                     isa=ISA.X86)
         if core is not None and cpu == "o3":
             shape(processor.get_cores(), core)
     x86 = Board(clk_freq=machine.clock, processor=processor, memory=memory(machine),
-                cache_hierarchy=cache_hierarchy, scratch_disks=machine.scratch_disks)
+                cache_hierarchy=cache_hierarchy, scratch_disks=machine.scratch_disks,
+                after_connect=after_connect)
     x86.set_kernel_disk_workload(
         kernel=KernelResource(local_path=machine.vmlinux),
         disk_image=DiskImageResource(local_path=machine.disk_image),

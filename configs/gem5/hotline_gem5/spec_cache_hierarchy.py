@@ -7,11 +7,9 @@ spec instead of the stdlib's fixed caches, the optional L3, no prefetchers,
 and page-table walks through the core's L2 (as on x86, where walks are
 cached) instead of straight to memory.
 
-With cycle_profile, each core also gets hotline's cycle profile
-(configs/gem5/extras, HotlineCycleProfile: O3 cores only), listening to the
-core and to its L1D and L2, and in a sampled run each atomic and O3 core a
-retire count (HotlineRetireCount); with miss_profile, the system gets
-hotline's miss profile (HotlineMissProfile), listening to every L1D and L2."""
+Caches only: what listens to them (hotline's profiles) is attached by the
+measuring script (probes.py), to the caches this hierarchy names l1dcaches
+and l2caches."""
 
 from __future__ import annotations
 
@@ -25,30 +23,14 @@ from gem5.isas import ISA
 from gem5.utils.override import overrides
 
 
-def extension_built(sim_object: str) -> bool:
-    """Whether this gem5 was built with hotline's extension (EXTRAS=
-    configs/gem5/extras) and so has sim_object (HotlineCycleProfile,
-    HotlineMissProfile, HotlineRetireCount, HotlineTranslationCarry); a gem5
-    built from an older checkout may have one and not the other."""
-    import m5.objects
-    return hasattr(m5.objects, sim_object)
-
-
-class MonitoredPrivateL1PrivateL2CacheHierarchy(PrivateL1PrivateL2CacheHierarchy):
+class SpecCacheHierarchy(PrivateL1PrivateL2CacheHierarchy):
     """Each cache is a dict of gem5 Cache parameters (size, assoc,
     tag_latency, data_latency, response_latency, mshrs, tgts_per_mshr,
-    clusivity, writeback_clean).  cycle_profile and miss_profile
-    (HotlineMissProfile's parameters besides the caches) need a gem5 built
-    with hotline's extension (extension_built())."""
+    clusivity, writeback_clean)."""
 
-    def __init__(self, *, l1i: dict, l1d: dict, l2: dict, l3: dict | None = None,
-                 cycle_profile: bool = False, miss_profile: dict | None = None) -> None:
+    def __init__(self, *, l1i: dict, l1d: dict, l2: dict, l3: dict | None = None) -> None:
         super().__init__(l1d_size=l1d["size"], l1i_size=l1i["size"], l2_size=l2["size"])
         self._l1i, self._l1d, self._l2, self._l3 = l1i, l1d, l2, l3
-        # The profiles become the child `cycle_profiles` in incorporate_cache
-        # (a SimObject takes no empty list as an attribute).
-        self._cycle_profile = cycle_profile
-        self._miss_profile = miss_profile
 
     def _below_l2(self):
         """The port the L2s send their misses to: the L3's bus, or memory's."""
@@ -87,32 +69,6 @@ class MonitoredPrivateL1PrivateL2CacheHierarchy(PrivateL1PrivateL2CacheHierarchy
                 cpu.connect_interrupt(self.membus.mem_side_ports, self.membus.cpu_side_ports)
             else:
                 cpu.connect_interrupt()
-
-        if self._cycle_profile:
-            from m5.objects import HotlineCycleProfile
-            # The O3 cores: a sampled run's take over from its atomic ones.
-            processor = board.get_processor()
-            profiled = processor.o3_cores() if hasattr(processor, "o3_cores") else cores
-            self.cycle_profiles = [
-                HotlineCycleProfile(manager=cpu.get_simobject(), l1d=self.l1dcaches[i],
-                                    l2=self.l2caches[i]) for i, cpu in enumerate(profiled)]
-            if profiled is not cores:
-                # A sampled run's own count of what its windows estimate:
-                # every micro-op of the region, on the atomic cores and the
-                # O3 ones.
-                from m5.objects import HotlineRetireCount
-                self.retire_counts = [HotlineRetireCount(manager=cpu.get_simobject())
-                                      for cpu in cores + profiled]
-                # Each window's O3 core starts with the TLB entries its atomic
-                # twin held (translation_carry.hh).
-                from m5.objects import HotlineTranslationCarry
-                self.translation_carries = [
-                    HotlineTranslationCarry(atomic=atomic.get_simobject(), o3=o3.get_simobject())
-                    for atomic, o3 in zip(cores, profiled)]
-        if self._miss_profile is not None:
-            from m5.objects import HotlineMissProfile
-            self.miss_profile = HotlineMissProfile(l1ds=self.l1dcaches, l2s=self.l2caches,
-                                                   **self._miss_profile)
 
         if board.has_coherent_io():
             self._setup_io_cache(board)
