@@ -4,6 +4,7 @@ a locked instruction after stores that hit or miss, two cores on one line),
 timed natively by bench/groundtruth.c.
 
     .venv/bin/python bench/groundtruth.py [--iterations N] [--rounds R] [PATTERN ...]
+    .venv/bin/python bench/groundtruth.py --markdown [RESULT.json]
 
 Compiles the program into hotline's build cache (never into the
 repository), runs it once (every pattern, R rounds alternated), and writes
@@ -15,7 +16,7 @@ andq`+load, and the positive control `movb`+load over `movq`+load), each
 taken round by round.  Where `perf stat` can count the core's events it
 also records ld_blocks.store_forward and machine clears for the forwarding
 patterns; otherwise it says why not.  bench/README.md ("Ground truth on the
-host") has the recorded table.
+host") has the recorded tables, as --markdown prints them from the JSON.
 """
 
 import argparse
@@ -243,6 +244,21 @@ def print_table(rows: list[dict], differences: list[dict]) -> None:
               f"  {'excludes 0' if d['excludes_zero'] else 'includes 0'}")
 
 
+def markdown(result: dict) -> str:
+    """The recorded tables as bench/README.md has them: each pattern's net
+    ticks, then the differences."""
+    one = lambda v: f"{v:.1f}"  # noqa: E731
+    span = lambda pair: f"{one(pair[0])} to {one(pair[1])}"  # noqa: E731
+    lines = ["| pattern | median | 95% interval | range |", "|---|---|---|---|"]
+    lines += [f"| {row['what']} | {one(row['median'])} | {span(row['interval'])} | "
+              f"{span(row['range'])} |" for row in result["patterns"] if "skipped" not in row]
+    lines += ["", "| difference, round by round | bears on | median | 95% interval |",
+              "|---|---|---|---|"]
+    lines += [f"| `{d['difference']}` | {d['bears_on']} | {one(d['median'])} | "
+              f"{span(d['interval'])} |" for d in result["differences"]]
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=100_000, metavar="N",
@@ -253,7 +269,18 @@ def main() -> None:
                         help="only these patterns (the program's --list names them)")
     parser.add_argument("--output", type=Path, default=RESULTS / "groundtruth-host.json",
                         help="where the results go (default: %(default)s)")
+    parser.add_argument("--markdown", nargs="?", const=RESULTS / "groundtruth-host.json",
+                        type=Path, metavar="RESULT",
+                        help="print a recorded result's tables as markdown, run nothing "
+                             "(default: %(const)s)")
     args = parser.parse_args()
+    if args.markdown is not None:
+        try:
+            print(markdown(json.loads(args.markdown.read_text())))
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise SystemExit(f"groundtruth: {args.markdown} is not a recorded result "
+                             f"({error!r}): record one with this script, without --markdown")
+        return
     if args.rounds < MIN_ROUNDS:
         parser.error(f"--rounds {args.rounds}: at least {MIN_ROUNDS}, for a median with "
                      "an interval")

@@ -86,6 +86,27 @@ def test_analyse_subtracts_then_pairs_the_rounds():
         (0.5, [-2.0, 3.0], False)
 
 
+def test_markdown_rounds_each_figure_to_a_tenth_and_leaves_skipped_patterns_out():
+    result = {"patterns": [
+        {"pattern": "a", "what": "lock andb, then its word", "median": 22.61,
+         "interval": [22.609, 22.892], "range": [21.989, 24.049]},
+        {"pattern": "b", "skipped": "needs two cores"}],
+        "differences": [{"difference": "a - c", "bears_on": "C9: the byte lock",
+                         "median": 11.698, "interval": [11.697, 12.038]}]}
+    assert groundtruth.markdown(result).splitlines() == [
+        "| pattern | median | 95% interval | range |", "|---|---|---|---|",
+        "| lock andb, then its word | 22.6 | 22.6 to 22.9 | 22.0 to 24.0 |", "",
+        "| difference, round by round | bears on | median | 95% interval |",
+        "|---|---|---|---|", "| `a - c` | C9: the byte lock | 11.7 | 11.7 to 12.0 |"]
+
+
+def test_bench_readme_records_the_committed_results_tables():
+    """bench/README.md's two tables are the committed JSON's, as --markdown
+    prints them: recording again means pasting them again."""
+    recorded = json.loads((groundtruth.RESULTS / "groundtruth-host.json").read_text())
+    assert groundtruth.markdown(recorded) in (paths.REPO / "bench" / "README.md").read_text()
+
+
 def test_a_line_missing_what_the_statistics_need_is_refused():
     with pytest.raises(ValueError, match="line 1: no baseline_cycles"):
         groundtruth.read_lines(json.dumps({k: v for k, v in record("x", [1.0], [1.0]).items()

@@ -46,9 +46,11 @@ def _claims_of(bears_on: str) -> set[str]:
     return set(re.findall(r"\bC\d+\b", bears_on.partition(":")[0]))
 
 
-def for_claim(claim: str, path: Path = HOST) -> tuple[str, list[dict]]:
+def for_claim(claim: str, path: Path | None = None) -> tuple[str, list[dict]]:
     """What the host is (its CPU, the unit) and the differences measured on
-    it that bear on `claim`; ("", []) where there is no host record."""
+    it that bear on `claim` (from path, HOST unless given); ("", []) where
+    there is no host record."""
+    path = HOST if path is None else path
     if not path.is_file():
         return "", []
     try:
