@@ -28,9 +28,10 @@ class Experiment:
 
     def run(self, variant: str, workload: str, cpus: int = 4, params: dict | None = None,
             counters: dict | None = None, repeat: int = 0, summary: dict | None = None,
-            **tables: list[dict]) -> str:
+            clock_ghz: float | None = None, **tables: list[dict]) -> str:
         run_id = f"r{len(self.runs)}"
-        manifest = {"inputs": {"system": {"spec": {"cpus": cpus}},
+        spec = {"cpus": cpus, **({"gem5": {"clock_ghz": clock_ghz}} if clock_ghz else {})}
+        manifest = {"inputs": {"system": {"spec": spec},
                                "backend": {"name": self.backend},
                                "kernel": {"variant": variant, "key": KEY}},
                     "guest": {"counters": {"counters": counters or {}}},

@@ -15,10 +15,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from hotline import sealed
+from hotline import paths, sealed
 from hotline.analysis import claims, claims_page, ground_truth
 from hotline.analysis.claims import CLAIMS, INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
 from hotline.analysis.claims.c06 import QEMU_CANNOT as C6_QEMU_CANNOT
+from hotline.analysis.claims.c11 import HZ
 from hotline.analysis.claims.common import BASE, CHAIN, FORK, HASHLOCK, SIDE_BASE, SIDE_CHAIN
 from hotline.analysis.results import Results
 from hotline.analysis.slim import slim, slim_misses
@@ -1114,7 +1115,7 @@ def test_c11(tmp_path, change, hits, verdict):
     e.run("pgd-cache", "lmbench-lite", misses=[miss("f", 0)], counters={"pgd_cache_hit": hits},
           roi=[{"cpu": 0, "instructions": 1000 + change}])
     c = check("C11", e.results())
-    assert c.numbers["intervals"]["ratio"][0] == pytest.approx(1 + change / 1000)
+    assert c.numbers["intervals"]["busy"][0] == pytest.approx(1 + change / 1000)
     assert c.verdict == verdict
 
 
@@ -1131,25 +1132,64 @@ def test_c11_on_gem5_is_the_regions_simulated_time(tmp_path):
     assert c.verdict == SUPPORTED
 
 
-def test_c11_on_o3_cores_is_the_regions_elapsed_cycles(tmp_path):
-    """Each region's length once (every core's row repeats it), summed over
-    regions: 1,010 + 1,000 against 1,000 + 1,000 cycles, x1.005, within 3%;
-    the timing runs' simulated time (x0.5) is not read."""
+def c11_on_o3(tmp_path, clock_ghz: float, pgd_elapsed: int, pgd_unhalted: int) -> Experiment:
+    """The microbenchmarks on O3 cores: forkwait (region 0) 1,000,000
+    cycles on baseline's cores, each unhalted for 100,000 of them; a second
+    region pgd-cache takes twice as long, which the rule does not read; and
+    the timing runs' simulated time (x0.5), not read either."""
     e = experiment(tmp_path, backend="gem5")
-    for variant, first, hits, seconds in (("baseline", 1000, 0, 1.0),
-                                          ("pgd-cache", 1010, 631, 0.5)):
+    for variant, elapsed, unhalted, hits, seconds in (
+            ("baseline", 1_000_000, 100_000, 0, 1.0),
+            ("pgd-cache", pgd_elapsed, pgd_unhalted, 631, 0.5)):
         e.run(variant, "lmbench-lite", misses=[miss("f", 5000)], roi=ROI,
               counters={"pgd_cache_hit": hits},
               gem5_core_stats=[{"region": 0, "cpu": c, "sim_seconds": seconds}
                                for c in range(4)])
-        e.run(variant, "lmbench-lite", counters={"pgd_cache_hit": hits},
+        other = 2 * elapsed if variant == "pgd-cache" else elapsed
+        e.run(variant, "lmbench-lite", counters={"pgd_cache_hit": hits}, clock_ghz=clock_ghz,
               cycles=[kcycles("f", 10)],
-              region_cycles=[{"region": r, "cpu": c, "cycles": n, "halted_cycles": 0,
+              region_cycles=[{"region": r, "cpu": c, "cycles": n, "halted_cycles": n - unhalted,
                               "sample_period": 1000}
-                             for r, n in enumerate((first, 1000)) for c in range(4)])
-    c = check("C11", e.results())
-    assert c.measured == "x1.005 elapsed cycles (gem5 O3); 1,262 pgds reused"
-    assert c.verdict == SUPPORTED and c.measure == "cycles (gem5 O3)"
+                             for r, n in ((0, elapsed), (1, other)) for c in range(4)])
+    return e
+
+
+@pytest.mark.parametrize("clock_ghz, elapsed, unhalted, verdict, measured", [
+    # 250 ticks: both read, both within 3%
+    (0.001, 990_000, 101_000, SUPPORTED,
+     "forkwait on O3 cores: busy cycles x1.010, elapsed x0.990 (250 timer ticks)"),
+    # elapsed 4% cheaper: refuted on elapsed
+    (0.001, 960_000, 100_000, NOT_SUPPORTED,
+     "forkwait on O3 cores: busy cycles x1.000, elapsed x0.960 (250 timer ticks)"),
+    # at 1 GHz forkwait spans a quarter of a tick: elapsed not read, so
+    # nothing supports, but busy cycles 4% cheaper refute
+    (1.0, 990_000, 101_000, INCONCLUSIVE,
+     "forkwait on O3 cores: busy cycles x1.010, elapsed x0.990 not read: forkwait spans 0.2 "
+     "timer ticks, fewer than 100"),
+    (1.0, 1_000_000, 96_000, NOT_SUPPORTED,
+     "forkwait on O3 cores: busy cycles x0.960, elapsed x1.000 not read: forkwait spans 0.2 "
+     "timer ticks, fewer than 100"),
+])
+def test_c11_on_o3_cores(tmp_path, clock_ghz, elapsed, unhalted, verdict, measured):
+    """forkwait alone, elapsed and busy (unhalted) cycles: at 1 MHz a tick
+    (HZ 250) is 4,000 cycles, so the 1,000,000-cycle region spans 250
+    ticks; at 1 GHz a quarter of one."""
+    c = check("C11", c11_on_o3(tmp_path, clock_ghz, elapsed, unhalted).results())
+    # Counted in both kernels' runs, the timing cores' and the O3 cores'.
+    assert c.measured == measured + "; 1,262 pgds reused"
+    assert c.verdict == verdict and c.measure == "cycles (gem5 O3)"
+    if verdict == INCONCLUSIVE:
+        assert c.reason == "not measured: pgd-cache's forkwait elapsed over baseline's"
+
+
+def test_c11s_timer_is_the_kernels():
+    """HZ, which C11 counts forkwait's ticks in, is the built kernels'
+    CONFIG_HZ (Debian's configuration, which no variant changes)."""
+    configs = sorted((paths.cache_dir() / "kernels").glob("*/config"))
+    if not configs:
+        pytest.skip("no kernel built here (./hotline build-kernel baseline)")
+    for config in configs:
+        assert f"CONFIG_HZ={HZ}\n" in config.read_text(), config
 
 
 # All claims ----------------------------------------------------------------

@@ -72,7 +72,8 @@ class Results:
     @cached_property
     def runs(self) -> pd.DataFrame:
         """One row per planned run, with its status; the runs that succeeded
-        also get cpus, the guest's summary and the kernel's counters."""
+        also get cpus, gem5's clock_ghz, the guest's summary and the kernel's
+        counters."""
         path = self.directory / "runs.parquet"
         runs = _read(path, RUNS_COLUMNS)
         # Run ids name folders and files (diff's, a report's): whatever a
@@ -83,8 +84,10 @@ class Results:
         # Runs that did not succeed have no manifest or summary (missing values).
         manifests = [_json(m, path, r) or {}
                      for m, r in zip(runs["manifest"].astype(object), runs["run_id"])]
-        runs["cpus"] = [m.get("inputs", {}).get("system", {}).get("spec", {}).get("cpus")
-                        for m in manifests]
+        specs = [m.get("inputs", {}).get("system", {}).get("spec", {}) for m in manifests]
+        runs["cpus"] = [spec.get("cpus") for spec in specs]
+        # gem5's core clock (a QEMU run's guest has none of its own).
+        runs["clock_ghz"] = [(spec.get("gem5") or {}).get("clock_ghz") for spec in specs]
         runs["summary"] = [_json(s, path, r)
                            for s, r in zip(runs["summary"].astype(object), runs["run_id"])]
         runs["counters"] = [((m.get("guest") or {}).get("counters") or {}).get("counters")

@@ -192,15 +192,6 @@ def system_cycles(cycles: pd.DataFrame) -> pd.Series:
     return kernel_rows(cycles).groupby("variant")["cycles"].sum()
 
 
-def region_length(results: Results, runs: list[str]) -> float:
-    """Cycles from the start to the end of each region of these O3 runs,
-    summed over regions and runs: their elapsed time, what a wall clock
-    around the region would read (every core's row repeats it)."""
-    regions = results.table("region_cycles")
-    regions = regions[regions["run"].isin(runs)]
-    return float(regions.groupby(["run", "region"])["cycles"].max().sum())
-
-
 def cost_ratio(results: Results, misses: pd.DataFrame, roi: pd.DataFrame, base: str,
                other: str) -> tuple[float, str, dict]:
     """other's cost over base's in the runs of `misses` and `roi` (one
