@@ -1,18 +1,20 @@
-"""What hotline's miss profile costs gem5, timed on and off.
+"""What hotline's profiles cost gem5, timed on and off.
 
-One gem5 run's region again from its checkpoint, with the miss profile and
-without it (gem5's own statistics only, as a gem5 built without the
+One gem5 run's region again from its checkpoint, with its profiles and
+without them (gem5's own statistics only, as a gem5 built without the
 extension runs), alternated: gem5's host seconds and its region
-instructions a second, and the bytes the profile writes.
+instructions a second, and the bytes the miss profile writes.
 
     GEM5=/path/to/gem5.opt .venv/bin/python bench/gem5_miss_profile.py RUN \
-        [--repeats N] [--suffix NAME]
+        [--repeats N] [--suffix NAME] [--off miss_profile cycle_profile]
 
 RUN is the directory of a finished gem5 run with classic caches, made by
 this checkout (for example from configs/experiments/crosscheck-gem5.toml);
 its parameters (gem5-params.json) and its checkpoint are used as they are,
-once with the miss profile and once with it taken out, alternated, each in
-a directory of its own under bench/results/gem5_miss_profile/.  Writes
+once as they are and once with the profiles --off names taken out (the miss
+profile unless told; an O3 run's cycle profile too with --off
+miss_profile cycle_profile), alternated, each in a directory of its own
+under bench/results/gem5_miss_profile/.  Writes
 bench/results/gem5_miss_profile.json (gem5_miss_profile-NAME.json with
 --suffix).
 """
@@ -32,6 +34,8 @@ from hotline import outputs
 
 RESULTS = Path(__file__).parent / "results"
 WORK = RESULTS / "gem5_miss_profile"
+# The profiles a run's parameters may hold (run_params.MeasureParams).
+PROFILES = ("miss_profile", "cycle_profile")
 
 
 def gem5_run(params, way: str, attempt: int) -> dict:
@@ -71,6 +75,8 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--suffix", default="",
                         help="record as gem5_miss_profile-SUFFIX.json (another run's)")
+    parser.add_argument("--off", nargs="+", choices=PROFILES, default=["miss_profile"],
+                        help="the profiles taken out of the run (default: %(default)s)")
     args = parser.parse_args()
     from hotline.simulate.gem5 import params as gem5_params, simulator as gem5
     run_params = gem5_params.run_params
@@ -79,15 +85,17 @@ def main() -> int:
         params = run_params.from_dict(run_params.MeasureParams, json.loads(path.read_text()))
     except (OSError, ValueError, run_params.ParamsError) as e:
         sys.exit(f"gem5_miss_profile: {path}: {e}; make RUN with this checkout")
-    if params.miss_profile is None:
-        sys.exit(f"gem5_miss_profile: {args.run} has no miss profile in its parameters")
-    ways = {"miss profile": params, "off": dataclasses.replace(params, miss_profile=None)}
+    if missing := [p for p in args.off if getattr(params, p) is None]:
+        sys.exit(f"gem5_miss_profile: {args.run} has no {', '.join(missing)} in its "
+                 "parameters: --off names the profiles it has")
+    ways = {"profiles": params,
+            "off": dataclasses.replace(params, **{p: None for p in args.off})}
     rounds = []
     for attempt in range(args.repeats):
         rounds.append({way: gem5_run(p, way.replace(" ", "-"), attempt)
                        for way, p in ways.items()})
         print(json.dumps(rounds[-1], indent=1), flush=True)
-    record = {"run": str(args.run), "rounds": rounds, "host": platform.node(),
+    record = {"run": str(args.run), "off": args.off, "rounds": rounds, "host": platform.node(),
               "date": datetime.now(timezone.utc).isoformat()}
     RESULTS.mkdir(exist_ok=True)
     name = f"gem5_miss_profile-{args.suffix}.json" if args.suffix else "gem5_miss_profile.json"
