@@ -104,7 +104,7 @@
 
 #include "base/types.hh"
 #include "cpu/inst_seq.hh"
-#include "cpu/o3/dyn_inst_ptr.hh"
+#include "cpu/o3/dyn_inst.hh"  // complete: lsq_unit.hh's inline code needs it
 #include "cpu/o3/lsq_unit.hh"
 #include "mem/cache/cache_probe_arg.hh"
 #include "sim/probe/probe.hh"
