@@ -26,12 +26,15 @@ the core clock):
   cycle profile charges the waiting load to a peer's cache.
 - the chase's sampled views: nearly every cycle of the chase is its load
   waiting for memory, so a sampling profiler's samples land during that
-  wait.  The next-committing view names the stalled load itself; the skid
-  view (a Pentium III takes the counter's interrupt at the boundary after
-  the load retires and reports the next instruction) names the instruction
-  after it.  So the load holds most of the chase's samples in the first
-  view and hardly any in the second, where the instruction after it holds
-  them.
+  wait.  The next-committing view names the stalled load itself.  The skid
+  view (a Pentium III takes the counter's interrupt at the instruction
+  boundary after what retires with the load, and reports the next
+  instruction) names the instruction after the load's commit group: the
+  chase's loop is add, load, cmp, jne, and the cmp and jne do not wait for
+  the load (they test the step count), so they commit with it, three wide,
+  and the next instruction is the next step's add, the loop's first.  So
+  the load holds most of the chase's samples in the first view and hardly
+  any in the second, where the add holds them.
 - every view's samples, per core and region: one every sample_period
   unhalted cycles, so the region's unhalted cycles over the period, give or
   take the one a region's edge cuts.
@@ -163,9 +166,13 @@ def test_each_handoff_is_a_coherence_miss_taken_by_the_other_players_store(profi
 def test_the_skid_view_charges_the_instruction_after_a_stalled_load(profile):
     cycles, symbols, _ = profile
     chase = within(cycles, symbols, "chase").groupby("pc")[
-        ["cycles", "samples", "skid_samples"]].sum().sort_index()
+        ["instructions", "cycles", "samples", "skid_samples"]].sum().sort_index()
     load = chase["cycles"].idxmax()
-    after = chase.index[chase.index > load][0]
+    # The loop: the instructions run once a step; its first, the add, is
+    # the next to commit after the load's group (the module's docstring).
+    loop = sorted(pc for pc, n in chase["instructions"].items() if n == STEPS)
+    assert len(loop) == 4 and loop[1] == load
+    after = loop[0]
     samples = chase["samples"].sum()
     assert samples == chase["skid_samples"].sum() and samples >= 20
     assert chase.loc[load, "samples"] >= samples / 2
