@@ -122,3 +122,18 @@ def test_readme_fits_a_screen_or_two():
     # It opens with the two commands a fresh Debian 12 machine needs.
     commands = [line.split("#")[0].strip() for line in readme[1:6] if line.startswith("    ")]
     assert commands == ["./hotline demo", "./hotline test"]
+
+
+# A session or an issue number resolves nowhere in the repository: history
+# is git log's, and a record says what produced it by date and revision.
+UNRESOLVED = re.compile(r"\b[Ss]ession \d+|\b[Ii]ssue #?\d+")
+
+
+def test_no_text_cites_a_session_or_an_issue_number():
+    texts = [*PAGES, *sorted((paths.REPO / "analysis").rglob("*.md")),
+             *sorted((paths.REPO / "configs").rglob("*.toml")),
+             *sorted((paths.REPO / "src" / "hotline" / "analysis" / "claims").glob("*.py"))]
+    cited = [f"{p.relative_to(paths.REPO)}:{n}" for p in texts
+             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+             if UNRESOLVED.search(line)]
+    assert cited == []
