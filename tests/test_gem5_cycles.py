@@ -47,7 +47,9 @@ the core clock):
   waiting at a fence, and each execution takes at least one L1D access
   (its locked load) and at most six accesses (four stores and its own load
   and store) at the L1D's and the L2's latency each; its drains wait for
-  stores that hit the L1D, a few cycles a call.  After one store to a line
+  stores that hit the L1D, a few cycles a call, but for the region's
+  first four stores, which write their lines for the first time and go to
+  memory.  After one store to a line
   not cached, its drain waits for that store's miss, served by memory: at
   least the memory latency less what the core overlapped before the lock
   reached the head (the store's commit), and no more than the memory
@@ -213,7 +215,12 @@ def test_a_locked_instruction_after_stores_waits_for_them_at_its_fence(lockload)
     mine = drains[drains["pc"] == locked.name]
     assert mine["cycles"].sum() == pytest.approx(locked["cycles_barrier"])
     waited = mine.groupby("waited_for")["cycles"].sum()
-    assert waited.get("store_memory", 0) == 0
+    # The region's first iteration writes the four lines for the first
+    # time (lockload touches them nowhere before, and a checkpoint restores
+    # no cache contents): those four stores go to memory, no later one.
+    memory = specs.load_system(SYSTEM).latency.memory_cycles
+    assert waited.get("store_memory", 0) <= 4 * (memory + c.l1d.latency_cycles
+                                                 + c.l2.latency_cycles + 20)
     assert waited.get("store_l1d_hit", 0) / LOCKS <= 4 * (c.l1d.latency_cycles
                                                           + c.l2.latency_cycles)
 

@@ -127,7 +127,11 @@ CycleProfile::now() const
 uint64_t
 CycleProfile::unhalted(Cycles c) const
 {
-    return uint64_t(c) - uint64_t(regionStart) - haltedCycles;
+    // The halted cycles are counted up to the core's last accounted cycle,
+    // which may be past c (a core halted the whole region has every one of
+    // them halted): none of c's cycles were unhalted then.
+    const uint64_t elapsed = uint64_t(c) - uint64_t(regionStart);
+    return elapsed > haltedCycles ? elapsed - haltedCycles : 0;
 }
 
 uint64_t
