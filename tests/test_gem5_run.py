@@ -271,7 +271,7 @@ def test_o3_cycle_profile_charges_every_cycle_once(o3_run):
     busiest = kernel.groupby("symbol")["cycles"].sum().idxmax()
     from hotline.report.annotate import write_annotation
     text, _, _ = write_annotation(run.directory, busiest)
-    assert "Time (gem5 O3, exact):" in text and "sampled" in text
+    assert "Time (gem5 O3, exact):" in text and "'next'" in text and "'skid'" in text
 
 
 @pytest.fixture(scope="module")
