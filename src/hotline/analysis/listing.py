@@ -57,3 +57,92 @@ def lock_and_unlock_in_code(code: dict[int, tuple[str, str]], start: int) -> dic
     if unlock is None:
         return {"lock": lock - start}
     return {"lock": lock - start, "unlock": unlock - start}
+
+
+# The roles of the seed's page_add_rmap and page_remove_rmap listings, in
+# the order a call runs them, as found in a pte_chain function's code.
+CHAIN_ROLES = ("allocation", "lock", "head load", "after head load", "walk", "unlock")
+
+# The seeds' instruction tables beside the functions that do their work in
+# hotline's pte_chain kernels: 2.5.27's page_add_rmap and page_remove_rmap
+# took the chain's lock and unlock themselves, 6.1's rmap calls
+# pte_chain_add and pte_chain_remove for it.  Each role the seed names has
+# its figure (claims/seeds.py); the others (the allocation, the walk as a
+# whole) the seed's listing does not delimit.
+SEED_ROLES = {
+    "pte_chain_add": ("page_add_rmap", {"lock": "add_lock_pct", "unlock": "add_unlock_pct"}),
+    "pte_chain_remove": ("page_remove_rmap", {
+        "lock": "remove_lock_pct", "head load": "remove_head_pct",
+        "after head load": "remove_after_head_pct", "unlock": "remove_unlock_pct"}),
+}
+
+# A load into a register from memory addressed by a register (not %rip:
+# a global; not %gs: a per-CPU counter or the preempt count).
+_LOAD = re.compile(r"^mov[bwlq]?\s+(-?0x[0-9a-f]+)?\(%r(?!ip)[a-z0-9]+(,[^)]*)?\),%")
+# A direct jump or call and its target: "jne ffffffff81143c12 <pte_chain_remove+0x42>".
+_BRANCH = re.compile(r"^(j[a-z]+|call)\s+([0-9a-f]+)\s+<([^>]+)>")
+_ALLOCATOR = re.compile(r"^kmem_cache_(alloc|free)")
+
+
+def chain_roles(code: dict[int, tuple[str, str]], start: int) -> dict[str, list[int]]:
+    """Offsets of the instructions in each role (CHAIN_ROLES) of a pte_chain
+    function, from its disassembly ({pc: (bytes, text)}); a role the code
+    does not have is left out.
+
+      lock, unlock      lock_and_unlock_in_code's
+      walk              the loop between them: from the target of a backward
+                        jump to the jump (pte_chain_remove's walk of the chain)
+      head load         the first load from memory (through a register, not a
+                        global or per-CPU datum) after the lock: the chain
+                        head, page->pte_chain or the head array's slot
+      after head load   the instruction after it, where a profiler that
+                        reports the next instruction puts the load's wait
+                        (the seed's c013aca3)
+      allocation        the call (or tail jump) to kmem_cache_alloc or
+                        kmem_cache_free: the chain entry's allocation or free
+    """
+    found = lock_and_unlock_in_code(code, start)
+    if "lock" not in found:
+        return {}
+    lock = start + found["lock"]
+    unlock = start + found.get("unlock", max(code) + 1)
+    pcs = sorted(code)
+    text = {pc: code[pc][1].removeprefix("* ") for pc in pcs}
+    roles = {role: [found[role]] for role in ("lock", "unlock") if role in found}
+    for pc in pcs:
+        branch = _BRANCH.match(text[pc])
+        if branch and branch[1].startswith("j") and lock < int(branch[2], 16) <= pc < unlock:
+            target = int(branch[2], 16)
+            roles["walk"] = [p - start for p in pcs if target <= p <= pc]
+            break
+    inside = [pc for pc in pcs if lock < pc < unlock]
+    head = next((pc for pc in inside if _LOAD.match(text[pc])), None)
+    if head is not None:
+        roles["head load"] = [head - start]
+        after = pcs.index(head) + 1
+        if after < len(pcs):
+            roles["after head load"] = [pcs[after] - start]
+    calls = [pc for pc in pcs if (b := _BRANCH.match(text[pc])) and _ALLOCATOR.match(b[3])]
+    if calls:
+        roles["allocation"] = [calls[0] - start]
+    return {role: roles[role] for role in CHAIN_ROLES if role in roles}
+
+
+def role_shares(cycles: pd.DataFrame, roles: dict[str, list[int]]) -> pd.DataFrame:
+    """Each role's share of one function's time, from its rows of a cycle
+    profile (offset, cycles, samples and, where the profile has the skid
+    view, skid_samples; any cores and regions): one row per role, in
+    CHAIN_ROLES order, with exact (its share of the function's cycles), next
+    (of its samples, next-committing view) and skid (of its samples, skid
+    view; NaN without it)."""
+    skid = "skid_samples" in cycles.columns and cycles["skid_samples"].notna().all()
+    totals = {"exact": cycles["cycles"].sum(), "next": cycles["samples"].sum(),
+              "skid": cycles["skid_samples"].sum() if skid else 0}
+    columns = {"exact": "cycles", "next": "samples", "skid": "skid_samples"}
+    rows = []
+    for role, offsets in roles.items():
+        mine = cycles[cycles["offset"].isin(offsets)]
+        rows.append({"role": role, **{
+            view: mine[column].sum() / totals[view] if totals[view] and column in mine
+            else float("nan") for view, column in columns.items()}})
+    return pd.DataFrame(rows, columns=["role", "exact", "next", "skid"])

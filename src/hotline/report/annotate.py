@@ -31,7 +31,7 @@ import pandas as pd
 
 from hotline import outputs
 from hotline.analysis.claims.seeds import FIGURES, SEED_FILES
-from hotline.analysis.listing import lock_and_unlock_in_code
+from hotline.analysis.listing import SEED_ROLES, chain_roles, role_shares
 from hotline.errors import HotlineError
 from hotline.report import render, tables as rt
 from hotline.records.manifest import Manifest
@@ -40,19 +40,8 @@ from hotline.kernel.source_text import SourceText
 from hotline.results.objects import describe
 from hotline.results.schema import CAUSES, CYCLE_CAUSES, LEVELS
 
-# The seeds' instruction tables beside the functions that do their work in
-# hotline's pte_chain kernels: 2.5.27's page_add_rmap and page_remove_rmap
-# took the chain's lock and unlock themselves, 6.1's rmap calls
-# pte_chain_add and pte_chain_remove for it.  Each seed figure goes beside
-# the instruction of its role (analysis/listing.py finds the lock and the
-# unlock in the disassembly).  `annotate RUN page_add_rmap` takes the
-# seed's name.
-SEED_TABLES = {
-    "pte_chain_add": ("page_add_rmap", {"lock": "add_lock_pct", "unlock": "add_unlock_pct"}),
-    "pte_chain_remove": ("page_remove_rmap", {"lock": "remove_lock_pct",
-                                              "unlock": "remove_unlock_pct"}),
-}
-SEED_NAMES = {seed_name: ours for ours, (seed_name, _) in SEED_TABLES.items()}
+# `annotate RUN page_add_rmap` takes the seed's name for the function.
+SEED_NAMES = {seed_name: ours for ours, (seed_name, _) in SEED_ROLES.items()}
 
 SHORT = {"compulsory": "cmp", "capacity": "cap", "conflict": "cnf", "coherence": "coh",
          "upgrade": "upg"}
@@ -90,6 +79,9 @@ class Annotation:
     # A sampled run's estimates (--sampled): what run, and by pc the
     # instruction's estimated share of its unhalted cycles, low, high.
     estimate: tuple[str, dict[int, tuple[float, float, float]]] | None = None
+    # Where a seed's table covers the function: its roles with the seed's
+    # shares and this run's (by_role).
+    roles: pd.DataFrame | None = None
 
 
 def miss_split(misses: pd.DataFrame, pcs: list[int]) -> dict[int, dict[str, dict[str, int]]]:
@@ -194,20 +186,46 @@ def partial_writes(rapw: pd.DataFrame, pcs: set[int], function: str,
 
 def seed_beside(function: str, start: int, listing: dict[int, str]) -> \
         tuple[str, dict[int, str]] | None:
-    """The seed's instruction table that covers `function` (SEED_TABLES):
+    """The seed's instruction table that covers `function` (SEED_ROLES):
     what it is, and its figures by the pc of the instruction in the same
     role; None for other functions."""
-    if function not in SEED_TABLES:
+    if function not in SEED_ROLES:
         return None
-    seed_name, roles = SEED_TABLES[function]
-    code = {pc: ("", text.removeprefix("* ")) for pc, text in listing.items()}
-    found = lock_and_unlock_in_code(code, start)
-    beside = {start + found[role]: f"{FIGURES[key].value:.1f}% {role}"
-              for role, key in roles.items() if role in found}
-    seed = FIGURES[next(iter(roles.values()))].seed
+    seed_name, figures = SEED_ROLES[function]
+    found = chain_roles(_code(listing), start)
+    beside = {start + found[role][0]: f"{FIGURES[key].value:.1f}% {role}"
+              for role, key in figures.items() if role in found}
+    seed = FIGURES[next(iter(figures.values()))].seed
     return (f"seed {seed} ({SEED_FILES[seed]}): 2.5.27's {seed_name} on a 4-way Pentium III, "
-            f"oprofile's share of the function's samples at its chain lock and unlock, beside "
-            f"the instructions in the same role here", beside)
+            f"oprofile's share of the function's samples at the instructions the seed names, "
+            f"beside the instructions in the same role here", beside)
+
+
+def _code(listing: dict[int, str]) -> dict[int, tuple[str, str]]:
+    """A listing ({pc: text}, '* ' for an instruction patched at boot) as
+    analysis/listing.py reads code."""
+    return {pc: ("", text.removeprefix("* ")) for pc, text in listing.items()}
+
+
+def by_role(function: str, start: int, listing: dict[int, str],
+            cycles: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The seed's listing and this run's side by side, matched by role
+    (analysis/listing.py CHAIN_ROLES): per role, where it is (offsets), the
+    seed's share (NaN where the seed names no instruction in the role) and,
+    with a cycle profile (the function's rows), the exact, next-committing
+    and skid shares.  None for functions no seed table covers."""
+    if function not in SEED_ROLES:
+        return None
+    found = chain_roles(_code(listing), start)
+    figures = SEED_ROLES[function][1]
+    table = role_shares(cycles.assign(offset=cycles["pc"] - start), found) \
+        if cycles is not None else pd.DataFrame({"role": list(found)})
+    table.insert(1, "where", [", ".join(f"+{o:#x}" for o in found[r][:1]) +
+                              (f"..+{found[r][-1]:#x}" if len(found[r]) > 1 else "")
+                              for r in table["role"]])
+    table.insert(2, "seed", [FIGURES[figures[r]].value / 100 if r in figures else float("nan")
+                             for r in table["role"]])
+    return table
 
 
 def estimates(run: Run, sampled_dir: Path, pcs: list[int]) -> \
@@ -283,8 +301,10 @@ def annotate(run: Run, function: str, source: SourceText | None = None,
                      "time": time["per_pc"].get(pc) if time else None,
                      "drain": drains.get(pc, "")})
     totals = {lv: sum(sum(r["misses"][lv].values()) for r in rows if "pc" in r) for lv in levels}
+    timed = t.cycles[t.cycles["pc"].isin(pcs)] if time else None
     return Annotation(function, symbol.start, symbol.size, levels, rows, totals, source.missing,
-                      time, seed_beside(function, symbol.start, listing), estimate)
+                      time, seed_beside(function, symbol.start, listing), estimate,
+                      by_role(function, symbol.start, listing, timed))
 
 
 def _time(row: dict) -> str:
@@ -321,6 +341,26 @@ def _estimate(a: Annotation, pc: int) -> str:
     return f"{e[0]:.2%} ({e[1]:.2%}-{e[2]:.2%})" if e else ""
 
 
+ROLES_LEGEND = ("By role, the seed's listing beside this run's: each role's share of the "
+                "function's samples in the seed ('-' where the seed names no instruction in "
+                "it), of its cycles here (exact), and of its samples in the next-committing "
+                "and skid views.")
+ROLE_VIEWS = ("seed", "exact", "next", "skid")
+
+
+def _share(x: float) -> str:
+    return "-" if pd.isna(x) else f"{x:.1%}"
+
+
+def _role_lines(roles: pd.DataFrame) -> list[str]:
+    views = [v for v in ROLE_VIEWS if v in roles.columns]
+    lines = [f"{'role':<16}{'where':<16}" + "".join(f"{v:>8}" for v in views)]
+    for r in roles.itertuples():
+        lines.append(f"{r.role:<16}{r.where:<16}"
+                     + "".join(f"{_share(getattr(r, v)):>8}" for v in views))
+    return lines
+
+
 def _count(row: dict, level: str) -> str:
     n = sum(row["misses"][level].values())
     return f"{n:,}" if n or row["accesses"] else ""
@@ -355,6 +395,8 @@ def as_text(manifest: Manifest, a: Annotation) -> str:
                       "'estimate'), beside its exact share of this run's ('of run')."]
     if a.missing_source:
         out += [f"(source text: {a.missing_source})", ""]
+    if a.roles is not None:
+        out += [ROLES_LEGEND, *_role_lines(a.roles), ""]
     time_head = (TIME_HEAD if a.time else "") + (f"{'seed':>{SEED_WIDTH}}" if a.seed else "") \
         + (ESTIMATE_HEAD if a.estimate else "")
     levels = "".join(f"{lv:>8}" for lv in a.levels)
@@ -418,6 +460,14 @@ def as_html(manifest: Manifest, a: Annotation) -> str:
                     "'estimate'), beside its exact share of this run's ('of run').</p>")
     if a.missing_source:
         body.append(f"<p>(source text: {html.escape(a.missing_source)})</p>")
+    if a.roles is not None:
+        views = [v for v in ROLE_VIEWS if v in a.roles.columns]
+        body.append(f"<p>{html.escape(ROLES_LEGEND)}</p><table><tr><th>role</th><th>where</th>"
+                    + "".join(f"<th>{v}</th>" for v in views) + "</tr>")
+        body += [f"<tr><td>{html.escape(r.role)}</td><td>{html.escape(r.where)}</td>"
+                 + "".join(f"<td>{_share(getattr(r, v))}</td>" for v in views) + "</tr>"
+                 for r in a.roles.itertuples()]
+        body.append("</table>")
     body.append("<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in heads) + "</tr>")
     for r in a.rows:
         if "source" in r:

@@ -54,6 +54,12 @@ FIGURES: dict[str, Figure] = {
         36.0334, "000", 153, "36.0334     0        0           (pte_chain_unlock)"),
     "remove_lock_pct": Figure(
         36.3485, "000", 179, "36.3485     0        0           (The pte_chain_lock)"),
+    # the row the seed marks as its chain walk, `for (pc = page->pte.chain)`: the load
+    # of the chain head (a 3-byte instruction, a mov with an 8-bit displacement), and
+    # the instruction after it, to which oprofile gave the walk's samples
+    "remove_head_pct": Figure(
+        0.151515, "000", 193, "0.151515    0        0           (The `for (pc = page->pte.chain)"),
+    "remove_after_head_pct": Figure(39.8939, "000", 194, "39.8939     0        0"),
     # the seed is only fairly sure this row is the unlock: "Probably"
     "remove_unlock_pct": Figure(
         6.22727, "000", 215,
