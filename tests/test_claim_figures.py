@@ -9,6 +9,7 @@ saying why."""
 
 import json
 import math
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -18,9 +19,11 @@ import pytest
 from hotline import paths, sealed
 from hotline.analysis import claims, claims_page, ground_truth
 from hotline.analysis.claims import CLAIMS, INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
+from hotline.analysis.claims.c02 import MEASURING_SAYS
 from hotline.analysis.claims.c06 import QEMU_CANNOT as C6_QEMU_CANNOT
 from hotline.analysis.claims.c11 import HZ
-from hotline.analysis.claims.common import BASE, CHAIN, FORK, HASHLOCK, SIDE_BASE, SIDE_CHAIN
+from hotline.analysis.claims.common import (
+    BASE, CHAIN, FORK, HASHLOCK, MEASURING, SIDE_BASE, SIDE_CHAIN)
 from hotline.analysis.results import Results
 from hotline.analysis.slim import slim, slim_misses
 from hotline.results.schema import CYCLE_CAUSES
@@ -326,6 +329,23 @@ def test_c2_over_repeats_decides_the_control_on_its_interval(tmp_path, kernel_ca
         "(a quarter of the seed's asymmetry there, 1 down to 0.171) 0.8 (0.6758-0.9242, 3 "
         "runs) (threshold pte_chain_remove's unlock cycles over its lock's (a quarter of the "
         "seed's asymmetry there, 1 down to 0.171) >= 0.793)")
+
+
+def test_c2_reads_the_measuring_builds_time_where_the_results_have_it(tmp_path, kernel_cache):
+    """The design's counting build says supported (the seed's shape); its
+    measuring build (the same code without the counters: here the same
+    vmlinux) makes the remove path's unlock as dear as its lock, and it is
+    that build's figure that decides."""
+    measuring = kernel_cache / "kernels" / f"{CHAIN}{MEASURING}-{KEY[:16]}"
+    shutil.copytree(kernel_cache / "kernels" / f"{CHAIN}-{KEY[:16]}", measuring)
+    e = experiment(tmp_path, backend="gem5")
+    e.run(CHAIN, "forkstorm", roi=ROI, cycles=chain_cycles(100, 108, 100, 17))
+    only_counting = check("C2", e.results())
+    assert only_counting.verdict == SUPPORTED and MEASURING_SAYS not in only_counting.measured
+    e.run(CHAIN + MEASURING, "forkstorm", roi=ROI, cycles=chain_cycles(100, 108, 100, 110))
+    c = check("C2", e.results())
+    assert (c.verdict, c.reason) == (INCONCLUSIVE, NOT_DECIDABLE.format("1.10"))
+    assert c.measured == c2_measured(100, 108, 100, 110).removesuffix(")") + MEASURING_SAYS + ")"
 
 
 def test_c2_without_the_remove_path_says_it_was_not_measured(tmp_path, kernel_cache):

@@ -6,7 +6,10 @@ locked instruction's own time, spent waiting for the store buffer to drain
 and for the line, not a count of misses.
 
 Measure: the share of pte_chain_add's cycles charged to its lock and to its
-unlock by the O3 cycle profile of gem5 (cycles.parquet).  The QEMU model
+unlock by the O3 cycle profile of gem5 (cycles.parquet), of the design's
+measuring build where the results have it (pte-chain-inpage-nocounters: no
+counter's store just before the lock for it to wait on), else of the
+design's own build.  The QEMU model
 charges a locked instruction nothing beyond its misses, so it cannot show
 the seed's figure, and decides nothing here.
 
@@ -26,7 +29,7 @@ the model cannot tell, and the verdict says so, unless the add path refutes.
 """
 
 from hotline.analysis.claims.claim import Claim, Needs
-from hotline.analysis.claims.common import CHAIN, backend, lock_offsets, pct
+from hotline.analysis.claims.common import CHAIN, backend, lock_offsets, pct, timed_variant
 from hotline.analysis.claims.rules import NAN, SHARE, Effect, Measured, Rule, Undecidable
 from hotline.analysis.claims.seeds import FIGURES
 from hotline.analysis.results import Results
@@ -78,7 +81,8 @@ def figures(results: Results, design: str) -> Measured | str:
         return (f"no cycle profile (gem5's O3 cores make cycles.parquet; these "
                 f"{backend(results)} runs did not): the seed's shares are the locked "
                 "instructions' own time, which miss counts cannot show")
-    cycles = results.select(results.table("cycles"), workload="forkstorm", variant=design,
+    variant = timed_variant(results, design, workload="forkstorm", cpus=4)
+    cycles = results.select(results.table("cycles"), workload="forkstorm", variant=variant,
                             cpus=4)
     if cycles.empty:
         return f"no cycle profile of a {design} fork storm on 4 CPUs"
@@ -94,7 +98,8 @@ def figures(results: Results, design: str) -> Measured | str:
                          "remove_lock_share": remove["lock"],
                          "remove_unlock_share": remove["unlock"],
                          "remove_unlock_over_lock": over(remove)},
-                        {"add": share, "remove": remove, "found_in": found_in},
+                        {"add": share, "remove": remove, "found_in": found_in,
+                         "measuring": variant != design},
                         "cycles (gem5 O3)")
     if not share["lock"] > 0:
         return Measured(measured.figures, measured.numbers, measured.measure,
@@ -107,7 +112,10 @@ def describe(f, numbers) -> str:
             f"cycles; {REMOVE_SYMBOL}: lock {f['remove_lock_share']:.1%}, unlock "
             f"{f['remove_unlock_share']:.1%}, unlock/lock {f['remove_unlock_over_lock']:.2f} "
             f"against the seed's {SEED_REMOVE_UNLOCK_OVER_LOCK:.2f} (lock and unlock found in "
-            f"{numbers['found_in']})")
+            f"{numbers['found_in']}{MEASURING_SAYS if numbers.get('measuring') else ''})")
+
+
+MEASURING_SAYS = "; the design's measuring build, its counters compiled out"
 
 
 CLAIM = Claim(

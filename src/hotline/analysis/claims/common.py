@@ -30,6 +30,12 @@ CHAIN_FUNCTIONS = ("pte_chain_add", "pte_chain_remove")
 # into filemap_map_pages (the fault-around path, most of a script storm's
 # calls), so C9 counts its cycles wherever it was compiled (inlined_pcs).
 INLINED_FUNCTIONS = ("unlock_page", "folio_unlock")
+# A design's measuring build (docs/kernels.md, "Counting builds and
+# measuring builds"): its kernel with the counters compiled out, so that no
+# counter's store sits in the code whose time is measured.  Where results
+# hold its O3 profiles, a claim about a function's time reads them; the
+# counts come from the design's own build.
+MEASURING = "-nocounters"
 # The chain lock in a hashed spinlock array instead of page->flags' bit.
 HASHLOCK = "pte-chain-hashlock"
 # C5 is about 2.5.27's fork, which copied every mapping's PTEs; 6.1's skips
@@ -161,6 +167,14 @@ def o3_profile(results: Results, **where) -> pd.DataFrame:
     if not results.has("cycles"):
         return results.table("cycles").iloc[0:0]
     return results.select(results.table("cycles"), **where)
+
+
+def timed_variant(results: Results, design: str, **where) -> str:
+    """The variant whose O3 cycle profiles give `design`'s time: its
+    measuring build where results hold such profiles of it (the runs
+    selected by `where`), else the design's own build."""
+    measuring = design + MEASURING
+    return measuring if not o3_profile(results, variant=measuring, **where).empty else design
 
 
 # The kernel's idle loop: idle, not time, as the seeds' halting CPUs, their
