@@ -66,6 +66,8 @@ _ADDRESS = re.compile(r"\$0xffffffff[0-9a-f]{8}\b|-?0x[0-9a-f]{7,}(?=\()")
 _REGISTER = re.compile(r"%(r[0-9]+[dwb]?|[re]?[abcd]x|[abcd][lh]|[re]?[sd]il?|[re]?[sb]pl?)\b")
 # The control transfers that tie a function's blocks together.
 _LINKS = re.compile(r"^(j[a-z]+|push|pop|ret|nop)\b")
+
+
 def normalise(text: str) -> str:
     """An instruction's text without the addresses a build places."""
     text = text.removeprefix("* ")
@@ -123,7 +125,7 @@ def listing(kernel_dir: Path, function: str) -> Listing | None:
     lines = symbolizer.source_lines(pcs)
     source = SourceText.of_build(kernel_dir)
     try:
-        text = {pc: source.line(lines[pc]) or "" if lines.get(pc) else "" for pc in pcs}
+        text = {pc: (source.line(lines[pc]) if lines.get(pc) else None) or "" for pc in pcs}
     finally:
         source.close()
     counting = {pc for pc in pcs if COUNTER_DATA in code[pc][1]
