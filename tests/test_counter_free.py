@@ -1,10 +1,10 @@
-"""Measuring builds against counting builds (kernel/counter_free.py): the
+"""Measuring builds against counting builds (analysis/counter_free.py): the
 claims' functions of a `-nocounters` kernel are its counting twin's with
 the counting code taken out, instruction for instruction."""
 
 import pytest
 
-from hotline.kernel.counter_free import Listing, differences, normalise
+from hotline.analysis.counter_free import Listing, differences, normalise
 
 K = 0xffffffff81143bd0
 
@@ -87,7 +87,7 @@ PAIRS = [("pte-chain-inpage", "pte_chain_add"), ("pte-chain-inpage", "pte_chain_
 @pytest.mark.parametrize("design, function", PAIRS)
 def test_a_measuring_build_is_its_counting_build_without_the_counters(design, function):
     from hotline.kernel.build import build_kernel
-    from hotline.kernel.counter_free import listing as compiled
+    from hotline.analysis.counter_free import listing as compiled
     counting = compiled(build_kernel(design).directory, function)
     measuring = compiled(build_kernel(f"{design}-nocounters").directory, function)
     assert counting is not None and measuring is not None
