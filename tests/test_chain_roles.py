@@ -73,20 +73,21 @@ def code(listing: str) -> dict[int, tuple[str, str]]:
 
 
 def test_the_roles_of_the_remove_path():
-    # Worked out from the listing: the lock bts at 37, the first load
+    # Worked out from the listing: the lock bts at 37 (its jb after it), the first load
     # through a register after it at 49 (page->pte_chain, 0x38 into the
     # page), then 53; the backward jne at 91 goes to 66, so the walk is
-    # 66..91; the btr at 99; the free is the tail jump at 136.  The
+    # 66..91; the btr at 99, the decl after it; the free is the tail jump at 136.  The
     # contended path's second bts (210) and its jump back (226) are after
     # the unlock, so neither is a role.
     assert chain_roles(code(REMOVE), K) == {
-        "allocation": [136], "lock": [37], "head load": [49], "after head load": [53],
-        "walk": [66, 69, 72, 74, 78, 81, 85, 88, 91], "unlock": [99]}
+        "allocation": [136], "lock": [37], "after lock": [43], "head load": [49],
+        "after head load": [53], "walk": [66, 69, 72, 74, 78, 81, 85, 88, 91], "unlock": [99],
+        "after unlock": [105]}
 
 
 def test_the_head_is_the_slot_not_the_global_array_base():
     roles = chain_roles(code(ADD_ARRAY), K)
-    assert roles == {"allocation": [25], "lock": [58], "head load": [84],
+    assert roles == {"allocation": [25], "lock": [58], "after lock": [64], "head load": [84],
                      "after head load": [88], "unlock": [92]}
 
 
@@ -114,15 +115,18 @@ def test_the_seeds_figures_go_with_their_roles_and_the_rest_say_so():
     listing = {pc: text for pc, (_, text) in code(REMOVE).items()}
     cycles = pd.DataFrame({"pc": [K + 37, K + 53, K + 99], "cycles": [50, 40, 10],
                            "samples": [5, 4, 1], "skid_samples": [5, 4, 1]})
+    # The seed's rows are the instructions after the locked ones and after
+    # the head's load: its lock's 36.3% goes with the jb after our lock.
     table = annotate.by_role("pte_chain_remove", K, listing, cycles).set_index("role")
     # The seed's page_remove_rmap rows (analysis/seeds/000_*.txt lines 179,
     # 193, 194 and 215): lock 36.3485%, the head load 0.151515%, the
     # instruction after it 39.8939%, the unlock 6.22727%.
-    seed = {"lock": 0.363485, "head load": 0.00151515, "after head load": 0.398939,
-            "unlock": 0.0622727}
+    seed = {"after lock": 0.363485, "head load": 0.00151515, "after head load": 0.398939,
+            "after unlock": 0.0622727}
     for role, share in seed.items():
         assert math.isclose(table.loc[role, "seed"], share, rel_tol=1e-12), role
-    assert math.isnan(table.loc["walk", "seed"]) and math.isnan(table.loc["allocation", "seed"])
+    for role in ("allocation", "lock", "walk", "unlock"):
+        assert math.isnan(table.loc[role, "seed"]), role
     assert table.loc["after head load", "exact"] == 0.4
     assert table.loc["walk", "where"] == "+0x42..+0x5b"
     lines = annotate._role_lines(table.reset_index())

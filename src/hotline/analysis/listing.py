@@ -61,19 +61,24 @@ def lock_and_unlock_in_code(code: dict[int, tuple[str, str]], start: int) -> dic
 
 # The roles of the seed's page_add_rmap and page_remove_rmap listings, in
 # the order a call runs them, as found in a pte_chain function's code.
-CHAIN_ROLES = ("allocation", "lock", "head load", "after head load", "walk", "unlock")
+CHAIN_ROLES = ("allocation", "lock", "after lock", "head load", "after head load", "walk",
+               "unlock", "after unlock")
 
 # The seeds' instruction tables beside the functions that do their work in
 # hotline's pte_chain kernels: 2.5.27's page_add_rmap and page_remove_rmap
 # took the chain's lock and unlock themselves, 6.1's rmap calls
-# pte_chain_add and pte_chain_remove for it.  Each role the seed names has
-# its figure (claims/seeds.py); the others (the allocation, the walk as a
-# whole) the seed's listing does not delimit.
+# pte_chain_add and pte_chain_remove for it.  The seed's rows stand where
+# the Pentium III's counter interrupt put them: at the instruction after the
+# one whose time they are (claims/seeds.py), so its lock, unlock and walk
+# figures go with the roles "after lock", "after unlock" and "after head
+# load".  The roles the seed names no row of (the allocation, the walk as a
+# whole, the locked instructions themselves) have no seed figure.
 SEED_ROLES = {
-    "pte_chain_add": ("page_add_rmap", {"lock": "add_lock_pct", "unlock": "add_unlock_pct"}),
+    "pte_chain_add": ("page_add_rmap", {"after lock": "add_lock_pct",
+                                        "after unlock": "add_unlock_pct"}),
     "pte_chain_remove": ("page_remove_rmap", {
-        "lock": "remove_lock_pct", "head load": "remove_head_pct",
-        "after head load": "remove_after_head_pct", "unlock": "remove_unlock_pct"}),
+        "after lock": "remove_lock_pct", "head load": "remove_head_pct",
+        "after head load": "remove_after_head_pct", "after unlock": "remove_unlock_pct"}),
 }
 
 # A load into a register from memory addressed by a register (not %rip:
@@ -90,6 +95,9 @@ def chain_roles(code: dict[int, tuple[str, str]], start: int) -> dict[str, list[
     does not have is left out.
 
       lock, unlock      lock_and_unlock_in_code's
+      after lock,       the instruction after each: where a profiler that
+      after unlock      reports the next instruction puts a locked
+                        instruction's wait
       walk              the loop between them: from the target of a backward
                         jump to the jump (pte_chain_remove's walk of the chain)
       head load         the first load from memory (through a register, not a
@@ -109,6 +117,9 @@ def chain_roles(code: dict[int, tuple[str, str]], start: int) -> dict[str, list[
     pcs = sorted(code)
     text = {pc: code[pc][1].removeprefix("* ") for pc in pcs}
     roles = {role: [found[role]] for role in ("lock", "unlock") if role in found}
+    for role in ("lock", "unlock"):
+        if role in found and (after := pcs.index(start + found[role]) + 1) < len(pcs):
+            roles[f"after {role}"] = [pcs[after] - start]
     for pc in pcs:
         branch = _BRANCH.match(text[pc])
         if branch and branch[1].startswith("j") and lock < int(branch[2], 16) <= pc < unlock:

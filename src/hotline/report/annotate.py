@@ -197,8 +197,10 @@ def seed_beside(function: str, start: int, listing: dict[int, str]) -> \
               for role, key in figures.items() if role in found}
     seed = FIGURES[next(iter(figures.values()))].seed
     return (f"seed {seed} ({SEED_FILES[seed]}): 2.5.27's {seed_name} on a 4-way Pentium III, "
-            f"oprofile's share of the function's samples at the instructions the seed names, "
-            f"beside the instructions in the same role here", beside)
+            f"oprofile's share of the function's samples at the rows the seed names, beside "
+            f"the instructions in the same role here; each of its lock, unlock and walk rows "
+            f"is the instruction after the one whose time it is, where the Pentium III's "
+            f"interrupt names it", beside)
 
 
 def _code(listing: dict[int, str]) -> dict[int, tuple[str, str]]:
@@ -252,14 +254,17 @@ def estimates(run: Run, sampled_dir: Path, pcs: list[int]) -> \
 def annotate(run: Run, function: str, source: SourceText | None = None,
              sampled: Path | None = None) -> Annotation:
     asked = function
+    # The seed's name for the chain work names it wherever the kernel does
+    # it (6.1's own page_remove_rmap, on a pte_chain kernel, only calls
+    # pte_chain_remove); page_add_rmap is no 6.1 function at all.
+    if function in SEED_NAMES and run.symbolizer.function_named(SEED_NAMES[function]):
+        function = SEED_NAMES[function]
     symbol = run.symbolizer.function_named(function)
-    if symbol is None and function in SEED_NAMES:
-        function = SEED_NAMES[function]     # the seed's name for the work
-        symbol = run.symbolizer.function_named(function)
     if symbol is None:
         busiest = rt.top_functions(run.tables, "L1D", 5)
         why = ""
-        if asked != function:
+        if asked in SEED_NAMES:
+            function = SEED_NAMES[asked]
             why = (f" ({asked} is seed 000's name for the chain work that hotline's "
                    f"pte_chain kernels do in {function}; this run's kernel, {run.variant}, "
                    "has neither: annotate a run of a pte-chain variant)")
@@ -342,9 +347,10 @@ def _estimate(a: Annotation, pc: int) -> str:
 
 
 ROLES_LEGEND = ("By role, the seed's listing beside this run's: each role's share of the "
-                "function's samples in the seed ('-' where the seed names no instruction in "
-                "it), of its cycles here (exact), and of its samples in the next-committing "
-                "and skid views.")
+                "function's samples in the seed ('-' where the seed has no row in it; its "
+                "lock, unlock and walk rows are the instructions after them, where a Pentium "
+                "III's interrupt names their time), of its cycles here (exact), and of its "
+                "samples in the next-committing and skid views.")
 ROLE_VIEWS = ("seed", "exact", "next", "skid")
 
 

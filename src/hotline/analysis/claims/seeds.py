@@ -47,7 +47,11 @@ FIGURES: dict[str, Figure] = {
     "page_remove_rmap_pct": Figure(12.7341, "000", 55, "12.7341     page_remove_rmap"),
 
     # 000, C2: percent of the function's own samples at one instruction; the seed names
-    # the instruction in the row's trailing comment, which the quote keeps
+    # the instruction in the row's trailing comment, which the quote keeps.  Each of the
+    # four locked instructions' rows is 5 bytes after a row of 1 to 7 samples (c013ab58,
+    # c013abd8, c013ac45, c013acf8): the length of a `lock btsl`/`btrl $imm8,(%reg)`.  The
+    # row holds the instruction after the locked one, where the Pentium III's counter
+    # interrupt, taken at the next instruction boundary, names the locked one's time.
     "add_lock_pct": Figure(
         33.4806, "000", 125, "33.4806     0        0           (pte_chain_lock)"),
     "add_unlock_pct": Figure(
