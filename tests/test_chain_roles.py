@@ -7,7 +7,7 @@ import math
 import pandas as pd
 
 from hotline.analysis.listing import chain_roles, role_shares
-from hotline.report import annotate
+from hotline.report import seed_listing
 
 K = 0xffffffff81143bd0
 
@@ -117,7 +117,7 @@ def test_the_seeds_figures_go_with_their_roles_and_the_rest_say_so():
                            "samples": [5, 4, 1], "skid_samples": [5, 4, 1]})
     # The seed's rows are the instructions after the locked ones and after
     # the head's load: its lock's 36.3% goes with the jb after our lock.
-    table = annotate.by_role("pte_chain_remove", K, listing, cycles).set_index("role")
+    table = seed_listing.by_role("pte_chain_remove", K, listing, cycles).set_index("role")
     # The seed's page_remove_rmap rows (analysis/seeds/000_*.txt lines 179,
     # 193, 194 and 215): lock 36.3485%, the head load 0.151515%, the
     # instruction after it 39.8939%, the unlock 6.22727%.
@@ -129,6 +129,6 @@ def test_the_seeds_figures_go_with_their_roles_and_the_rest_say_so():
         assert math.isnan(table.loc[role, "seed"]), role
     assert table.loc["after head load", "exact"] == 0.4
     assert table.loc["walk", "where"] == "+0x42..+0x5b"
-    lines = annotate._role_lines(table.reset_index())
+    lines = seed_listing.role_lines(table.reset_index())
     assert lines[0].split() == ["role", "where", "seed", "exact", "next", "skid"]
     assert any(line.startswith("after head load") and "39.9%" in line for line in lines)

@@ -30,18 +30,15 @@ from pathlib import Path
 import pandas as pd
 
 from hotline import outputs
-from hotline.analysis.claims.seeds import FIGURES, SEED_FILES
-from hotline.analysis.listing import SEED_ROLES, chain_roles, role_shares
 from hotline.errors import HotlineError
 from hotline.report import render, tables as rt
 from hotline.records.manifest import Manifest
 from hotline.report.run import Run, header, read_run, redo
+from hotline.report.seed_listing import (
+    ROLE_VIEWS, ROLES_LEGEND, SEED_NAMES, by_role, role_lines, seed_beside, share)
 from hotline.kernel.source_text import SourceText
 from hotline.results.objects import describe
 from hotline.results.schema import CAUSES, CYCLE_CAUSES, LEVELS
-
-# `annotate RUN page_add_rmap` takes the seed's name for the function.
-SEED_NAMES = {seed_name: ours for ours, (seed_name, _) in SEED_ROLES.items()}
 
 SHORT = {"compulsory": "cmp", "capacity": "cap", "conflict": "cnf", "coherence": "coh",
          "upgrade": "upg"}
@@ -184,52 +181,6 @@ def partial_writes(rapw: pd.DataFrame, pcs: set[int], function: str,
     return {pc: " | ".join(v) for pc, v in notes.items()}
 
 
-def seed_beside(function: str, start: int, listing: dict[int, str]) -> \
-        tuple[str, dict[int, str]] | None:
-    """The seed's instruction table that covers `function` (SEED_ROLES):
-    what it is, and its figures by the pc of the instruction in the same
-    role; None for other functions."""
-    if function not in SEED_ROLES:
-        return None
-    seed_name, figures = SEED_ROLES[function]
-    found = chain_roles(_code(listing), start)
-    beside = {start + found[role][0]: f"{FIGURES[key].value:.1f}% {role}"
-              for role, key in figures.items() if role in found}
-    seed = FIGURES[next(iter(figures.values()))].seed
-    return (f"seed {seed} ({SEED_FILES[seed]}): 2.5.27's {seed_name} on a 4-way Pentium III, "
-            f"oprofile's share of the function's samples at the rows the seed names, beside "
-            f"the instructions in the same role here; each of its lock, unlock and walk rows "
-            f"is the instruction after the one whose time it is, where the Pentium III's "
-            f"interrupt names it", beside)
-
-
-def _code(listing: dict[int, str]) -> dict[int, tuple[str, str]]:
-    """A listing ({pc: text}, '* ' for an instruction patched at boot) as
-    analysis/listing.py reads code."""
-    return {pc: ("", text.removeprefix("* ")) for pc, text in listing.items()}
-
-
-def by_role(function: str, start: int, listing: dict[int, str],
-            cycles: pd.DataFrame | None) -> pd.DataFrame | None:
-    """The seed's listing and this run's side by side, matched by role
-    (analysis/listing.py CHAIN_ROLES): per role, where it is (offsets), the
-    seed's share (NaN where the seed names no instruction in the role) and,
-    with a cycle profile (the function's rows), the exact, next-committing
-    and skid shares.  None for functions no seed table covers."""
-    if function not in SEED_ROLES:
-        return None
-    found = chain_roles(_code(listing), start)
-    figures = SEED_ROLES[function][1]
-    table = role_shares(cycles.assign(offset=cycles["pc"] - start), found) \
-        if cycles is not None else pd.DataFrame({"role": list(found)})
-    table.insert(1, "where", [", ".join(f"+{o:#x}" for o in found[r][:1]) +
-                              (f"..+{found[r][-1]:#x}" if len(found[r]) > 1 else "")
-                              for r in table["role"]])
-    table.insert(2, "seed", [FIGURES[figures[r]].value / 100 if r in figures else float("nan")
-                             for r in table["role"]])
-    return table
-
-
 def estimates(run: Run, sampled_dir: Path, pcs: list[int]) -> \
         tuple[str, dict[int, tuple[float, float, float]]]:
     """What the sampled run sampled_dir was, and its estimates of the
@@ -346,27 +297,6 @@ def _estimate(a: Annotation, pc: int) -> str:
     return f"{e[0]:.2%} ({e[1]:.2%}-{e[2]:.2%})" if e else ""
 
 
-ROLES_LEGEND = ("By role, the seed's listing beside this run's: each role's share of the "
-                "function's samples in the seed ('-' where the seed has no row in it; its "
-                "lock, unlock and walk rows are the instructions after them, where a Pentium "
-                "III's interrupt names their time), of its cycles here (exact), and of its "
-                "samples in the next-committing and skid views.")
-ROLE_VIEWS = ("seed", "exact", "next", "skid")
-
-
-def _share(x: float) -> str:
-    return "-" if pd.isna(x) else f"{x:.1%}"
-
-
-def _role_lines(roles: pd.DataFrame) -> list[str]:
-    views = [v for v in ROLE_VIEWS if v in roles.columns]
-    lines = [f"{'role':<16}{'where':<16}" + "".join(f"{v:>8}" for v in views)]
-    for r in roles.itertuples():
-        lines.append(f"{r.role:<16}{r.where:<16}"
-                     + "".join(f"{_share(getattr(r, v)):>8}" for v in views))
-    return lines
-
-
 def _count(row: dict, level: str) -> str:
     n = sum(row["misses"][level].values())
     return f"{n:,}" if n or row["accesses"] else ""
@@ -402,7 +332,7 @@ def as_text(manifest: Manifest, a: Annotation) -> str:
     if a.missing_source:
         out += [f"(source text: {a.missing_source})", ""]
     if a.roles is not None:
-        out += [ROLES_LEGEND, *_role_lines(a.roles), ""]
+        out += [ROLES_LEGEND, *role_lines(a.roles), ""]
     time_head = (TIME_HEAD if a.time else "") + (f"{'seed':>{SEED_WIDTH}}" if a.seed else "") \
         + (ESTIMATE_HEAD if a.estimate else "")
     levels = "".join(f"{lv:>8}" for lv in a.levels)
@@ -471,7 +401,7 @@ def as_html(manifest: Manifest, a: Annotation) -> str:
         body.append(f"<p>{html.escape(ROLES_LEGEND)}</p><table><tr><th>role</th><th>where</th>"
                     + "".join(f"<th>{v}</th>" for v in views) + "</tr>")
         body += [f"<tr><td>{html.escape(r.role)}</td><td>{html.escape(r.where)}</td>"
-                 + "".join(f"<td>{_share(getattr(r, v))}</td>" for v in views) + "</tr>"
+                 + "".join(f"<td>{share(getattr(r, v))}</td>" for v in views) + "</tr>"
                  for r in a.roles.itertuples()]
         body.append("</table>")
     body.append("<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in heads) + "</tr>")
