@@ -117,9 +117,15 @@ def chain_roles(code: dict[int, tuple[str, str]], start: int) -> dict[str, list[
     pcs = sorted(code)
     text = {pc: code[pc][1].removeprefix("* ") for pc in pcs}
     roles = {role: [found[role]] for role in ("lock", "unlock") if role in found}
+
+    def after(role: str) -> None:
+        """The instruction after the role's, as the role "after ROLE"."""
+        i = pcs.index(start + roles[role][0]) + 1
+        if i < len(pcs):
+            roles[f"after {role}"] = [pcs[i] - start]
     for role in ("lock", "unlock"):
-        if role in found and (after := pcs.index(start + found[role]) + 1) < len(pcs):
-            roles[f"after {role}"] = [pcs[after] - start]
+        if role in roles:
+            after(role)
     for pc in pcs:
         branch = _BRANCH.match(text[pc])
         if branch and branch[1].startswith("j") and lock < int(branch[2], 16) <= pc < unlock:
@@ -130,9 +136,7 @@ def chain_roles(code: dict[int, tuple[str, str]], start: int) -> dict[str, list[
     head = next((pc for pc in inside if _LOAD.match(text[pc])), None)
     if head is not None:
         roles["head load"] = [head - start]
-        after = pcs.index(head) + 1
-        if after < len(pcs):
-            roles["after head load"] = [pcs[after] - start]
+        after("head load")
     calls = [pc for pc in pcs if (b := _BRANCH.match(text[pc])) and _ALLOCATOR.match(b[3])]
     if calls:
         roles["allocation"] = [calls[0] - start]
