@@ -929,3 +929,49 @@ def test_both_readings_of_stolen_reach_each_verdict_and_move():
              if c.source == "o3 fork storm, 32-byte lines" and c.perturb is not unchanged]
     assert (INCONCLUSIVE, INCONCLUSIVE) in moved       # the upgrades moved to coherence
     assert (NOT_SUPPORTED, SUPPORTED) in moved and (NOT_SUPPORTED, NOT_SUPPORTED) in moved
+
+
+def test_c9_says_where_the_difference_lies_in_the_exact_and_skid_views(tmp_path, monkeypatch):
+    """Worked by hand: wordop's runs made legacy's own (the same profile and
+    calls, repeat by repeat), then legacy charged a stall of STALL cycles a
+    call at its first unlock_page instruction, marked as the zone lookup's
+    word read (page_zone) in both kernels, and the skid view's samples of
+    those cycles at the instruction after it.  The whole difference, STALL
+    a call, is then at the word read exactly, and none of it in the skid
+    view, which names the instruction after."""
+    monkeypatch.setenv("HOTLINE_CACHE", str(tmp_path / "empty-cache"))
+    STALL, PERIOD = 24.0, 1000
+    t = source("o3 unlock_page")
+    runs, cycles = t.runs, t.tables["cycles"]
+    cycles["skid_samples"] = pd.array([0] * len(cycles), dtype="Int64")
+    marked, regions = [], []
+    for repeat in sorted(runs.loc[runs["variant"] == "unlock-page-legacy", "repeat"]):
+        legacy, wordop = (f"{v}--{repeat}" for v in ("unlock-page-legacy",
+                                                      "unlock-page-wordop"))
+        runs.loc[runs["run_id"] == wordop, "manifest"] = \
+            runs.loc[runs["run_id"] == legacy, "manifest"].iloc[0]
+        cycles = pd.concat([cycles[cycles["run"] != wordop],
+                            cycles[cycles["run"] == legacy].assign(run=wordop)],
+                           ignore_index=True)
+        calls = t.counters(legacy)["unlock_page"]
+        unlock = cycles.index[(cycles["run"] == legacy)
+                              & cycles["symbol"].isin(["unlock_page", "folio_unlock"])]
+        read, after = unlock[0], unlock[1]
+        cycles.loc[read, "cycles"] += STALL * calls
+        cycles.loc[after, "skid_samples"] += int(STALL * calls / PERIOD)
+        marked += [{"run": run, "pc": cycles.at[read, "pc"], "function": "page_zone"}
+                   for run in (legacy, wordop)]
+    for run in runs["run_id"]:
+        regions.append({"run": run, "region": 0, "cpu": 0, "cycles": 1, "halted_cycles": 0,
+                        "sample_period": PERIOD})
+    t.tables["cycles"] = cycles
+    t.tables["inlined"] = pd.DataFrame(marked).astype(
+        {"run": "string", "pc": "uint64", "function": "string"})
+    t.tables["region_cycles"] = pd.DataFrame(regions)
+    check = claims.check(CLAIMS["C9"], t.write(tmp_path / "results"))
+    figures = check.numbers["intervals"]
+    assert figures["extra_cycles"][0] == pytest.approx(STALL)
+    assert figures["word_read_exact"][0] == pytest.approx(1.0)
+    assert figures["word_read_skid"][0] == pytest.approx(0.0)
+    assert "of the difference, at the word read (page_zone's load of flags) 100%" in \
+        check.measured and "0% (the same in 5 runs) in the P6 skid view" in check.measured

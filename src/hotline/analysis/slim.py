@@ -45,7 +45,8 @@ notebooks give the same outputs on the slim tables as on the full ones.
                 instructions of each run's profile that are in a function
                 whose inlined copies C9 counts (claims.common.
                 INLINED_FUNCTIONS: folio_unlock, inlined into
-                filemap_map_pages), from its kernel's debug information,
+                filemap_map_pages), and of those the ones in its zone
+                lookup (ZONE_LOOKUP), from its kernel's debug information,
                 so that the slim results need no kernel build (made again
                 for every run of a merge with gathered results, as code is)
   other tables  as gathered
@@ -86,7 +87,8 @@ import pyarrow.parquet as pq
 from hotline import outputs, sealed
 from hotline.analysis.claims import CLAIMS
 from hotline.analysis.claims.common import (
-    CHAIN_FUNCTIONS, INLINED_FUNCTIONS, KERNEL_START, disassembly, inline_chains)
+    CHAIN_FUNCTIONS, INLINED_FUNCTIONS, KERNEL_START, ZONE_LOOKUP, disassembly,
+    inline_chains)
 from hotline.analysis.cost import l1_stalls
 from hotline.analysis.results import Results
 from hotline.errors import HotlineError, guarded
@@ -188,13 +190,14 @@ def slim_instructions(instructions: pd.DataFrame, misses: pd.DataFrame) -> pd.Da
 def kernel_inlined(results: Results, cycles: pd.DataFrame) -> pd.DataFrame:
     """The inlined table (results/schema.py): the kernel instructions of
     each run's cycle profile that are in one of INLINED_FUNCTIONS, compiled
-    there or inlined (one addr2line per run)."""
+    there or inlined (one addr2line per run), and of those the ones in
+    ZONE_LOOKUP (C9's word read)."""
     rows = []
     for run, mine in cycles.groupby("run", sort=True):
         chains = inline_chains(results, str(run), mine["pc"].unique())
         rows += [{"run": run, "pc": pc, "function": function}
-                 for pc, chain in sorted(chains.items())
-                 for function in INLINED_FUNCTIONS if function in chain]
+                 for pc, chain in sorted(chains.items()) if set(chain) & set(INLINED_FUNCTIONS)
+                 for function in (*INLINED_FUNCTIONS, ZONE_LOOKUP) if function in chain]
     return schema.conform(pd.DataFrame(rows, columns=list(schema.INLINED)), schema.INLINED,
                           "inlined")
 

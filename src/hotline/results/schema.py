@@ -85,9 +85,10 @@ code.parquet (committed gem5 results only: analysis/slim.py), one row per
 inlined.parquet (committed gem5 results only: analysis/slim.py), one row per
   (run, instruction of its cycle profile in the kernel) where a function
   whose inlined copies a claim counts (analysis.claims.common.
-  INLINED_FUNCTIONS) is inlined or compiled, as the kernel's debug
-  information says: so that results kept without the kernel's build still
-  find those copies.
+  INLINED_FUNCTIONS) is inlined or compiled, and where, inside those, the
+  zone lookup that C9 reads the word in (ZONE_LOOKUP) is, as the kernel's
+  debug information says: so that results kept without the kernel's build
+  still find those copies.
 """
 
 import pandas as pd

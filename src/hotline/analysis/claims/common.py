@@ -30,6 +30,11 @@ CHAIN_FUNCTIONS = ("pte_chain_add", "pte_chain_remove")
 # into filemap_map_pages (the fault-around path, most of a script storm's
 # calls), so C9 counts its cycles wherever it was compiled (inlined_pcs).
 INLINED_FUNCTIONS = ("unlock_page", "folio_unlock")
+# The read of page->flags that seed 003 names after unlock_page's byte
+# clear: page_waitqueue's zone lookup, page_zone() inlined into unlock_page's
+# code (unlock-page-legacy's folio_waitqueue), found by the kernel's debug
+# information as unlock_page's inlined copies are.
+ZONE_LOOKUP = "page_zone"
 # A design's measuring build (docs/kernels.md, "Counting builds and
 # measuring builds"): its kernel with the counters compiled out, so that no
 # counter's store sits in the code whose time is measured.  Where results
