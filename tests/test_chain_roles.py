@@ -6,7 +6,9 @@ import math
 
 import pandas as pd
 
+from hotline import paths
 from hotline.analysis.listing import chain_roles, role_shares
+from hotline.analysis.results import Results
 from hotline.report import seed_listing
 
 K = 0xffffffff81143bd0
@@ -132,3 +134,42 @@ def test_the_seeds_figures_go_with_their_roles_and_the_rest_say_so():
     lines = seed_listing.role_lines(table.reset_index())
     assert lines[0].split() == ["role", "where", "seed", "exact", "next", "skid"]
     assert any(line.startswith("after head load") and "39.9%" in line for line in lines)
+
+
+# The committed exact runs of the smoke fork storm on the seeds' machine
+# (analysis/p6-smoke-32b-results/PROVENANCE.md), whose measuring build's
+# role shares docs/claims.md sets beside the seed's.
+P6 = paths.REPO / "analysis" / "p6-smoke-32b-results"
+DOC_ROLES = {"lock": "lock", "after lock": "instruction after the lock",
+             "head load": "load of the chain head", "after head load": "instruction after it",
+             "walk": "rest of the walk", "unlock": "unlock",
+             "after unlock": "instruction after the unlock"}
+
+
+def test_docs_role_table_is_the_committed_measuring_runs():
+    """docs/claims.md's table of the seed's two listings by role, row by
+    row, from the committed cycle profile and code of
+    pte-chain-inpage-nocounters: exact and skid shares, the seed's beside
+    them ('-' where the seed has no row in a role, blank where the function
+    has no such role)."""
+    results = Results(P6)
+    run = results.select(results.ok, variant="pte-chain-inpage-nocounters")["run_id"].item()
+    cycles, code = results.table("cycles"), results.table("code")
+    tables = {}
+    for symbol in ("pte_chain_add", "pte_chain_remove"):
+        mine = code[(code["run"] == run) & (code["symbol"] == symbol)]
+        tables[symbol] = seed_listing.by_role(
+            symbol, int(mine["pc"].min()), {int(r.pc): r.text for r in mine.itertuples()},
+            cycles[(cycles["run"] == run) & (cycles["symbol"] == symbol)]).set_index("role")
+
+    def cells(symbol: str, role: str) -> list[str]:
+        if role not in tables[symbol].index:
+            return ["", "", ""]
+        row = tables[symbol].loc[role]
+        return [seed_listing.share(row[view]) for view in ("seed", "exact", "skid")]
+
+    text = (paths.REPO / "docs" / "claims.md").read_text()
+    for role, words in DOC_ROLES.items():
+        line = "| " + " | ".join([words, *cells("pte_chain_add", role),
+                                  *cells("pte_chain_remove", role)]) + " |"
+        assert line in text, line

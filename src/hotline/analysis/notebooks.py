@@ -21,6 +21,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from hotline import outputs, paths
+from hotline.analysis.claims.common import chain_code
 from hotline.analysis.claims_page import column_label, where
 from hotline.analysis.results import Results
 from hotline.console import phase, say
@@ -161,6 +162,14 @@ class Section:
 
     def counters(self) -> pd.DataFrame:
         return self._labelled({label: r.counters() for label, r in self.sets.items()})
+
+    def chain_code(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """The chain functions' code in the kernels of frame's runs, as
+        committed results keep it or from the kernels' builds
+        (claims.common.chain_code)."""
+        return self._labelled({label: chain_code(r, set(frame["run"] if not self.keys
+                                                        else _of_set(frame, label)["run"]))
+                               for label, r in self.sets.items()})
 
     @property
     def ok(self) -> pd.DataFrame:

@@ -87,8 +87,7 @@ import pyarrow.parquet as pq
 from hotline import outputs, sealed
 from hotline.analysis.claims import CLAIMS
 from hotline.analysis.claims.common import (
-    CHAIN_FUNCTIONS, INLINED_FUNCTIONS, KERNEL_START, ZONE_LOOKUP, disassembly,
-    inline_chains)
+    INLINED_FUNCTIONS, KERNEL_START, ZONE_LOOKUP, inline_chains, kernel_code)
 from hotline.analysis.cost import l1_stalls
 from hotline.analysis.results import Results
 from hotline.errors import HotlineError, guarded
@@ -200,23 +199,6 @@ def kernel_inlined(results: Results, cycles: pd.DataFrame) -> pd.DataFrame:
                  for function in (*INLINED_FUNCTIONS, ZONE_LOOKUP) if function in chain]
     return schema.conform(pd.DataFrame(rows, columns=list(schema.INLINED)), schema.INLINED,
                           "inlined")
-
-
-def kernel_code(results: Results) -> pd.DataFrame:
-    """The code table (results/schema.py): each successful run's chain
-    functions as its kernel disassembles (one objdump per kernel and
-    function)."""
-    by_kernel, rows = {}, []
-    for run in results.ok["run_id"]:
-        vmlinux = results.vmlinux(run)
-        for symbol in CHAIN_FUNCTIONS:
-            if (vmlinux, symbol) not in by_kernel:
-                by_kernel[(vmlinux, symbol)] = disassembly(results, run, symbol)
-            code = by_kernel[(vmlinux, symbol)]
-            start = min(code, default=0)
-            rows += [{"run": run, "symbol": symbol, "offset": pc - start, "pc": pc,
-                      "bytes": code[pc][0], "text": code[pc][1]} for pc in sorted(code)]
-    return schema.conform(pd.DataFrame(rows, columns=list(schema.CODE)), schema.CODE, "code")
 
 
 def slim(source: Path, target: Path, claims_only: bool = False) -> dict[str, tuple[int, int]]:

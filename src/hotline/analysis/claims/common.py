@@ -7,8 +7,9 @@ import pandas as pd
 
 from hotline.analysis.cost import run_cost
 from hotline.analysis.listing import lock_and_unlock, lock_and_unlock_in_code
-from hotline.analysis.results import Results
+from hotline.analysis.results import LABELS, Results
 from hotline.errors import HotlineError
+from hotline.results import schema
 from hotline.results.objects import KERNEL_START
 from hotline.simulate import get_backend
 
@@ -137,6 +138,35 @@ def disassembly(results: Results, run: str, symbol: str) -> dict[int, tuple[str,
     if function is None:
         return {}
     return symbolizer.disassemble(function.start, function.start + function.size)
+
+
+def kernel_code(results: Results, runs=None) -> pd.DataFrame:
+    """The code table (results/schema.py): each successful run's (or each
+    of `runs`') chain functions as its kernel disassembles (one objdump per
+    kernel and function)."""
+    by_kernel, rows = {}, []
+    for run in results.ok["run_id"] if runs is None else sorted(runs):
+        vmlinux = results.vmlinux(run)
+        for symbol in CHAIN_FUNCTIONS:
+            if (vmlinux, symbol) not in by_kernel:
+                by_kernel[(vmlinux, symbol)] = disassembly(results, run, symbol)
+            code = by_kernel[(vmlinux, symbol)]
+            start = min(code, default=0)
+            rows += [{"run": run, "symbol": symbol, "offset": pc - start, "pc": pc,
+                      "bytes": code[pc][0], "text": code[pc][1]} for pc in sorted(code)]
+    return schema.conform(pd.DataFrame(rows, columns=list(schema.CODE)), schema.CODE, "code")
+
+
+def chain_code(results: Results, runs) -> pd.DataFrame:
+    """The chain functions' code in the kernels of `runs` (successful runs
+    of results), with the runs' labels: as committed results keep it (the
+    code table), else from each run's kernel build (kernel_code; a
+    HotlineError if a build is gone)."""
+    if results.has("code"):
+        code = results.table("code")
+        return code[code["run"].isin(set(runs))].reset_index(drop=True)
+    labels = results.ok[["run_id", *LABELS]].rename(columns={"run_id": "run"})
+    return kernel_code(results, runs).merge(labels, on="run", how="inner")
 
 
 def largest_storm(results: Results, variant: str, profiled: bool = False) -> list[str]:
