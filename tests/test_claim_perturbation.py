@@ -975,3 +975,22 @@ def test_c9_says_where_the_difference_lies_in_the_exact_and_skid_views(tmp_path,
     assert figures["word_read_skid"][0] == pytest.approx(0.0)
     assert "of the difference, at the word read (page_zone's load of flags) 100%" in \
         check.measured and "0% (the same in 5 runs) in the P6 skid view" in check.measured
+
+
+def test_c2_says_where_the_host_contradicts_the_models_fenced_locks(tmp_path, monkeypatch):
+    """Where the model cannot decide C2 (the remove path's unlock as dear
+    as its lock), the figure says that the host's cores contradict it: their
+    locked instruction drains a store that hits in 0.0 ticks and one that
+    misses in 364 (bench/results/groundtruth-host.json's medians, by hand:
+    0.011 and 364.26; a quarter of 364 is 91, so the hit's cost is within
+    it).  Where the remove path shows the seed's asymmetry, the model
+    decides, and nothing is said of the host."""
+    monkeypatch.setenv("HOTLINE_CACHE", str(tmp_path / "empty-cache"))
+    said = ("the host's cores drain a store that hits in 0.0 ticks and one that misses in "
+            "364: there a locked instruction costs what it drains")
+    blind = claims.check(CLAIMS["C2"], source("o3 fork storm").write(tmp_path / "blind"))
+    assert blind.reason.startswith("not decidable on this model") and said in blind.measured
+    t = source("o3 fork storm")
+    c2_times(remove_unlock=TO_THE_SEEDS)(t)
+    decided = claims.check(CLAIMS["C2"], t.write(tmp_path / "decided"))
+    assert decided.verdict == SUPPORTED and "host" not in decided.measured
