@@ -6,6 +6,7 @@ smoke results with their figures and controls, over five repeats, on O3
 cores, gem5's timing cores, under page replacement, at the seeds' scale and
 on 32-byte lines; and the smoke results shaped as gem5's."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -25,26 +26,30 @@ from tests.conftest import SMOKE
 # The committed smoke results (analysis/smoke-results/PROVENANCE.md) --------
 
 SMOKE_VERDICTS = {
-    "C1": (SUPPORTED, "x1.183 modelled cycles; pte_chain_add 0.1%, pte_chain_remove 2.9% of "
-                      "stalls; side array (pte-chain/baseline) x1.171", None),
+    "C1": (SUPPORTED, "x1.138 modelled cycles; pte_chain_add 0.2%, "
+                      "pte_chain_remove 4.3% of stalls; side array "
+                      "(pte-chain/baseline) x1.164", None),
     "C2": (INCONCLUSIVE, "-", None),
-    "C3": (INCONCLUSIVE, "159,579 locks, 0.00% contended, 1.0 spins per contended lock", None),
-    "C4": (INCONCLUSIVE, "no cycle profile: it misses in 0.03% of its executions, 100% of "
-                         "those misses on page->flags (by cause coherence 32, conflict 2, "
-                         "upgrade 18: 65% evicted or stolen); 65% of them evicted or stolen, "
-                         "100% with upgrades counted as stolen: inconclusive; 7% of chains 1-2 "
-                         "long", NOT_SUPPORTED),
-    "C5": (SUPPORTED, "adds: 67.8% fork, 30.3% fault; removes: 98.2% zap", NOT_SUPPORTED),
-    "C6": (INCONCLUSIVE, "acquisitions cut 93%, contention cut 38%", None),
-    "C7": (SUPPORTED, "mmap 92.0%, read 0.2%: moved 91.8 points", None),
-    "C8": (INCONCLUSIVE, "unmap_page_range #5 at 3.3%, filemap_map_pages with "
-                         "next_uptodate_page #2 at 6.7% of L1 stall cycles; zap's top "
-                         "instruction misses on struct page", None),
+    "C3": (INCONCLUSIVE, "159,345 locks, 0.01% contended, 1.0 spins per "
+                         "contended lock", None),
+    "C4": (NOT_SUPPORTED, "no cycle profile: it misses in 0.36% of its "
+                          "executions, 100% of those misses on page->flags "
+                          "(by cause capacity 1, coherence 30, conflict 6, "
+                          "upgrade 542: 6% evicted or stolen); 6% of them "
+                          "evicted or stolen, 100% with upgrades counted as "
+                          "stolen: inconclusive; 7% of chains 1-2 long", NOT_SUPPORTED),
+    "C5": (SUPPORTED, "adds: 67.7% fork, 30.3% fault; removes: 98.1% zap", NOT_SUPPORTED),
+    "C6": (INCONCLUSIVE, "acquisitions cut 93%, contention cut 95%; no page "
+                         "replacement (nothing reclaimed)", None),
+    "C7": (SUPPORTED, "mmap 92.3%, read 0.2%: moved 92.1 points", None),
+    "C8": (INCONCLUSIVE, "unmap_page_range #4 at 4.0%, filemap_map_pages with"
+                         " next_uptodate_page #2 at 7.3% of L1 stall cycles; "
+                         "zap's top instruction misses on struct page", None),
     "C9": (INCONCLUSIVE, "-", INCONCLUSIVE),
-    "C10": (INCONCLUSIVE, "0.92 L1D misses per unlock_page call; objects at 0.1+ per call: 1 "
-                          "(zone_wait_table_node0_DMA32); 0.0% of calls with waiters",
-            NOT_SUPPORTED),
-    "C11": (NOT_SUPPORTED, "x0.950 modelled cycles; 89 pgds reused", None),
+    "C10": (INCONCLUSIVE, "0.93 L1D misses per unlock_page call; objects at "
+                          "0.1+ per call: 1 (zone_wait_table_node0_DMA32); "
+                          "0.0% of calls with waiters", NOT_SUPPORTED),
+    "C11": (NOT_SUPPORTED, "x0.954 modelled cycles; 89 pgds reused", None),
 }
 
 
@@ -140,7 +145,10 @@ def test_the_o3_results_decide_c1_c2_c8_and_c11_on_time_with_intervals(tmp_path,
                            "(30.9%-31.0%, 5 runs) of its cycles; pte_chain_remove: lock 27.2% "
                            "(26.9%-27.5%, 5 runs), unlock 27.4% (27.2%-27.6%, 5 runs), "
                            "unlock/lock 1.01 (1.00-1.02, 5 runs) against the seed's 0.17 (lock "
-                           "and unlock found in the kernel's disassembly)")
+                           "and unlock found in the kernel's disassembly); the host's cores "
+                           "drain a store that hits in 0.0 ticks and one that misses in 364: "
+                           "there a locked instruction costs what it drains, where gem5 "
+                           "charges each its fence (the host contradicts the model)")
     assert c2.reason == ("not decidable on this model: it makes the remove path's unlock cost "
                          "as much as its lock (ratio 1.01 (1.00-1.02, 5 runs)), which the seed "
                          "measured at 0.17")
@@ -376,8 +384,8 @@ def test_the_smoke_results_shaped_as_gem5s(tmp_path, monkeypatch):
     are not in this empty cache); the rest is decided as on QEMU."""
     monkeypatch.setenv("HOTLINE_CACHE", str(tmp_path / "cache"))
     checks = {c.claim: c for c in claims.check_all(Results(gem5_shaped(SMOKE, tmp_path / "g")))}
-    assert "kernel build pte-chain-inpage-e9ff761218757d37 is not in the cache" in \
-        checks["C4"].reason
+    assert re.search(r"kernel build pte-chain-inpage-[0-9a-f]{16} is not in the cache",
+                     checks["C4"].reason)
     assert checks["C9"].reason.startswith("no cycle profile")
     assert checks["C2"].reason.startswith("no cycle profile")
     for claim in ("C2", "C4", "C9"):
