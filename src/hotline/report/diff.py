@@ -294,12 +294,11 @@ def instruction_diff(a: pd.DataFrame, b: pd.DataFrame, names: tuple[str, str],
         for oa, ob in keys:
             ra = ga.loc[oa] if oa is not None and oa in ga.index else None
             rb = gb.loc[ob] if ob is not None and ob in gb.index else None
-            if ob is not None and rb is not None:
-                text = text_b.get(int(rb["pc"]), "")
-            elif ra is not None:
-                text = text_a.get(int(ra["pc"]), "")
-            else:
-                text = code[1].get(function, {}).get(ob, "")
+            # The text from B's run, else A's, else from the kernels' code
+            # (a function slimming left without instruction rows).
+            text = (rb is not None and text_b.get(int(rb["pc"]), "")) or \
+                (ra is not None and text_a.get(int(ra["pc"]), "")) or \
+                code[1].get(function, {}).get(ob, "") or code[0].get(function, {}).get(oa, "")
             row = {"function": function,
                    f"offset {names[0]}": f"{oa:#x}" if oa is not None else "",
                    f"offset {names[1]}": f"{ob:#x}" if ob is not None else "",
