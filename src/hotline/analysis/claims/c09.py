@@ -25,8 +25,9 @@ ends every locked instruction with a fence, so that no load after it can
 find the byte's store in flight, whatever the hardware does.
 
 Where the difference lies is shown beside it, not decided on: its share
-at the word read (page_zone's read of page->flags, inlined into
-unlock_page's code, found by the kernel's debug information) in the exact
+at the word read (page_zone() inlined into unlock_page's code, found by the
+kernel's debug information: the load of page->flags and the shifts that
+take the zone from it) in the exact
 profile, and in the view a P6 sampling profiler had (the skid view: each
 sample named at the instruction after the one that retired), where a
 locked instruction's own cycles land on the read after it.
@@ -202,7 +203,8 @@ def describe(f, numbers) -> str:
             f"(the model's movb+load over movq+load); the model's lock andb+load over "
             f"lock andq+load: {f['byte_lock_extra']:.1f} cycles")
     if not math.isnan(f["word_read_exact"].mean):
-        text += (f"; of the difference, at the word read (page_zone's load of flags) "
+        text += (f"; of the difference, at the word read (page_zone: the load of flags, "
+                 f"its shifts) "
                  f"{f['word_read_exact']:.0%} exact, {f['word_read_skid']:.0%} in the P6 "
                  "skid view")
     host, model = host_byte_lock(), f["byte_lock_extra"]
