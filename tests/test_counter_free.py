@@ -80,6 +80,8 @@ def test_counting_code_left_in_the_measuring_build_is_a_difference():
 PAIRS = [("pte-chain-inpage", "pte_chain_add"), ("pte-chain-inpage", "pte_chain_remove"),
          ("pte-chain-inpage-locked", "pte_chain_add"),
          ("pte-chain-inpage-locked", "pte_chain_remove"),
+         ("pte-chain", "pte_chain_add"), ("pte-chain", "pte_chain_remove"),
+         ("pte-chain-direct", "pte_chain_add"), ("pte-chain-direct", "pte_chain_remove"),
          ("baseline-nomemcg", "folio_unlock")]
 
 
