@@ -139,9 +139,14 @@ class Results:
                 table = schema.empty(schema.TABLES[name])
             else:
                 table = pd.DataFrame({"run": pd.Series(dtype="string")})
-            labels = self.ok[["run_id", *LABELS]].rename(columns={"run_id": "run"})
-            self._tables[name] = table.merge(labels, on="run", how="inner")
+            self._tables[name] = self.labelled(table)
         return self._tables[name].copy()
+
+    def labelled(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """frame's rows of successful runs (by its column `run`), with the
+        runs' labels."""
+        labels = self.ok[["run_id", *LABELS]].rename(columns={"run_id": "run"})
+        return frame.merge(labels, on="run", how="inner")
 
     @property
     def backends(self) -> list[str]:

@@ -203,10 +203,9 @@ def describe(f, numbers) -> str:
             f"(the model's movb+load over movq+load); the model's lock andb+load over "
             f"lock andq+load: {f['byte_lock_extra']:.1f} cycles")
     if not math.isnan(f["word_read_exact"].mean):
-        text += (f"; of the difference, at the word read (page_zone: the load of flags, "
-                 f"its shifts) "
-                 f"{f['word_read_exact']:.0%} exact, {f['word_read_skid']:.0%} in the P6 "
-                 "skid view")
+        text += ("; of the difference, at the word read (page_zone: the load of flags, its "
+                 f"shifts) {f['word_read_exact']:.0%} exact, {f['word_read_skid']:.0%} in the "
+                 "P6 skid view")
     host, model = host_byte_lock(), f["byte_lock_extra"]
     if host is None:
         return text

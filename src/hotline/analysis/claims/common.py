@@ -7,7 +7,7 @@ import pandas as pd
 
 from hotline.analysis.cost import run_cost
 from hotline.analysis.listing import lock_and_unlock, lock_and_unlock_in_code
-from hotline.analysis.results import LABELS, Results
+from hotline.analysis.results import Results
 from hotline.errors import HotlineError
 from hotline.results import schema
 from hotline.results.objects import KERNEL_START
@@ -97,12 +97,8 @@ def lock_offsets(results: Results, runs: list[str], symbol: str) -> tuple[dict[s
             "the instructions run"
     if not runs:
         raise HotlineError("no runs to find the lock in")
-    if results.has("code"):
-        table = results.table("code")
-        mine = table[(table["run"] == runs[0]) & (table["symbol"] == symbol)]
-        code = {int(r.pc): (r.bytes, r.text) for r in mine.itertuples()}
-    else:
-        code = disassembly(results, runs[0], symbol)
+    mine = chain_code(results, runs[:1], (symbol,))
+    code = {int(r.pc): (r.bytes, r.text) for r in mine.itertuples()}
     # A function's code starts at its first instruction.
     return (lock_and_unlock_in_code(code, min(code)) if code else {}), \
         "the kernel's disassembly"
@@ -140,14 +136,14 @@ def disassembly(results: Results, run: str, symbol: str) -> dict[int, tuple[str,
     return symbolizer.disassemble(function.start, function.start + function.size)
 
 
-def kernel_code(results: Results, runs=None) -> pd.DataFrame:
+def kernel_code(results: Results, runs=None, symbols=CHAIN_FUNCTIONS) -> pd.DataFrame:
     """The code table (results/schema.py): each successful run's (or each
-    of `runs`') chain functions as its kernel disassembles (one objdump per
-    kernel and function)."""
+    of `runs`') chain functions (or `symbols` of them) as its kernel
+    disassembles (one objdump per kernel and function)."""
     by_kernel, rows = {}, []
     for run in results.ok["run_id"] if runs is None else sorted(runs):
         vmlinux = results.vmlinux(run)
-        for symbol in CHAIN_FUNCTIONS:
+        for symbol in symbols:
             if (vmlinux, symbol) not in by_kernel:
                 by_kernel[(vmlinux, symbol)] = disassembly(results, run, symbol)
             code = by_kernel[(vmlinux, symbol)]
@@ -157,16 +153,16 @@ def kernel_code(results: Results, runs=None) -> pd.DataFrame:
     return schema.conform(pd.DataFrame(rows, columns=list(schema.CODE)), schema.CODE, "code")
 
 
-def chain_code(results: Results, runs) -> pd.DataFrame:
-    """The chain functions' code in the kernels of `runs` (successful runs
-    of results), with the runs' labels: as committed results keep it (the
-    code table), else from each run's kernel build (kernel_code; a
-    HotlineError if a build is gone)."""
+def chain_code(results: Results, runs, symbols=CHAIN_FUNCTIONS) -> pd.DataFrame:
+    """The chain functions' (or `symbols` of them) code in the kernels of
+    `runs` (successful runs of results), with the runs' labels: as
+    committed results keep it (the code table), else from each run's
+    kernel build (kernel_code; a HotlineError if a build is gone)."""
     if results.has("code"):
         code = results.table("code")
-        return code[code["run"].isin(set(runs))].reset_index(drop=True)
-    labels = results.ok[["run_id", *LABELS]].rename(columns={"run_id": "run"})
-    return kernel_code(results, runs).merge(labels, on="run", how="inner")
+        return code[code["run"].isin(set(runs)) & code["symbol"].isin(symbols)] \
+            .reset_index(drop=True)
+    return results.labelled(kernel_code(results, runs, symbols))
 
 
 def largest_storm(results: Results, variant: str, profiled: bool = False) -> list[str]:
