@@ -170,6 +170,11 @@ static void replay_threads(const struct trace_event *e, const struct prepared *p
 	free(cores);
 }
 
+static double elapsed(struct timespec from, struct timespec to)
+{
+	return (double)(to.tv_sec - from.tv_sec) + (double)(to.tv_nsec - from.tv_nsec) * 1e-9;
+}
+
 int main(int argc, char **argv)
 {
 	char out_option[4200];
@@ -179,7 +184,7 @@ int main(int argc, char **argv)
 	size_t n, accesses = 0, blocks = 0;
 	struct trace_event *events;
 	struct prepared *prepared;
-	struct timespec t0, t1;
+	struct timespec t0, t1, c0, c1, p0, p1;
 	qemu_info_t info = { .system_emulation = true, .system = { .smp_vcpus = 1 } };
 
 	if (argc < 3 || argc > 60) {
@@ -218,6 +223,8 @@ int main(int argc, char **argv)
 			prepared[i].insn->locked = events[i].locked;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &p0);
 	if (threads)
 		replay_threads(events, prepared, n);
 	else if (woven)
@@ -225,11 +232,18 @@ int main(int argc, char **argv)
 	else
 		replay_events(events, prepared, n);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	double seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &p1);
+	double seconds = elapsed(t0, t1), own = elapsed(c0, c1), all = elapsed(p0, p1);
 
 	fprintf(stderr, "replay: %zu events (%zu data accesses, %zu blocks) in %.3f s, %.1f ns per event%s\n",
 		n, accesses, blocks, seconds, seconds * 1e9 / (double)n,
 		threads ? ", a thread per core" : woven ? ", woven" : "");
+	/* CPU time per event: the replay's thread (the vCPU thread's share of
+	 * the work) and the other threads together (the model thread's, with
+	 * model_thread=on; the cores' threads with `threads`). */
+	fprintf(stderr, "replay: CPU %.1f ns per event on the replay's thread, %.1f on the others\n",
+		own * 1e9 / (double)n, (all > own ? all - own : 0) * 1e9 / (double)n);
 	report(0, NULL);
 	return 0;
 }
