@@ -3,10 +3,12 @@ smoke fork storm missed (docs/causes.md).  The region of
 bench/gem5_crosscheck.py (baseline kernel, skylake-4core-crosscheck, disk
 root), made by the QEMU model at several quanta (turns woven block by
 block) and, with GEM5 set, by gem5's timing cores with hotline's miss
-profile.
+profile, and with --o3 by gem5's O3 cores as well
+(skylake-4core-crosscheck-o3: the same caches).  --storm N M runs the fork
+storm at N loops of M iterations instead of the smoke scale's 4 x 10.
 
     [GEM5=/path/to/gem5.opt] .venv/bin/python bench/causes_forkstorm.py
-        [--quanta 1000 10000 100000] [--suffix S]
+        [--quanta 1000 10000 100000] [--o3] [--storm N M] [--suffix S]
 
 The instructions are the kernel's with the most L1D data misses on
 `struct page`'s flags and compound_head over all settings (the top three),
@@ -39,6 +41,9 @@ BENCH = Path(__file__).parent
 RESULTS = BENCH / "results"
 CONFIGS = BENCH.parent / "configs" / "experiments"
 SPECS = {"qemu": CONFIGS / "crosscheck-qemu.toml", "gem5": CONFIGS / "crosscheck-gem5.toml"}
+# The line of each spec that names its workload, which --storm replaces.
+STORM = 'workloads = [{ name = "forkstorm", scale = "smoke" }]'
+O3_SYSTEM = ('systems = ["skylake-4core-crosscheck"]', 'systems = ["skylake-4core-crosscheck-o3"]')
 QUANTA = [1_000, DEFAULT_QUANTUM, 100_000]
 FIELDS = {("struct page", "flags"), ("struct page", "compound_head")}
 TOP = 3
@@ -135,25 +140,57 @@ def run(spec: Path, name: str) -> tuple[pd.DataFrame, str]:
     return pd.read_parquet(result.directory / "misses.parquet"), str(result.directory)
 
 
+def spec_text(spec: Path, storm: list[int] | None) -> str:
+    """A spec's text, with the fork storm at `storm`'s loops and
+    iterations where it is given."""
+    text = spec.read_text()
+    if storm is None:
+        return text
+    if text.count(STORM) != 1:
+        raise SystemExit(f"{spec}: no line {STORM!r} for --storm to replace")
+    instances, iterations = storm
+    return text.replace(STORM, 'workloads = [{ name = "forkstorm", scale = "smoke", params = '
+                               f'{{ instances = {instances}, iterations = {iterations} }} }}]')
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quanta", type=int, nargs="*", default=QUANTA,
                         help="QEMU: instructions per vCPU turn (default: %(default)s)")
+    parser.add_argument("--o3", action="store_true",
+                        help="with GEM5 set, gem5's O3 cores too")
+    parser.add_argument("--storm", type=int, nargs=2, metavar=("LOOPS", "ITERATIONS"),
+                        help="the fork storm's size (default: the smoke scale's)")
     parser.add_argument("--suffix", default="", help="added to the results file's name")
     args = parser.parse_args()
+    if args.storm is not None and min(args.storm) < 1:
+        parser.error("--storm takes two positive counts: loops and iterations")
+    # The specs' names are the results folders' (results/<name>/).
+    tag = "" if args.storm is None else "-{}x{}".format(*args.storm)
     tables, made = {}, {}
     with tempfile.TemporaryDirectory() as tmp:
+        def spec(name: str, text: str) -> Path:
+            path = Path(tmp) / f"{name}{tag}.toml"
+            path.write_text(text)
+            return path
         for quantum in args.quanta:
             name = f"qemu q{quantum}"
-            spec = Path(tmp) / f"causes-q{quantum}.toml"
             # The spec ends with its [qemu] table, which these join.
-            spec.write_text(SPECS["qemu"].read_text() +
-                            f'quantum = {quantum}\ninterleave = "block"\n')
-            tables[name], made[name] = run(spec, name)
-    if os.environ.get("GEM5"):
-        tables["gem5 timing"], made["gem5 timing"] = run(SPECS["gem5"], "gem5 timing")
-    else:
-        print("GEM5 not set: the QEMU settings only", file=sys.stderr)
+            text = spec_text(SPECS["qemu"], args.storm) + \
+                f'quantum = {quantum}\ninterleave = "block"\n'
+            tables[name], made[name] = run(spec(f"causes-q{quantum}", text), name)
+        if os.environ.get("GEM5"):
+            gem5 = spec_text(SPECS["gem5"], args.storm)
+            tables["gem5 timing"], made["gem5 timing"] = run(
+                SPECS["gem5"] if args.storm is None else spec("crosscheck-gem5", gem5),
+                "gem5 timing")
+            if args.o3:
+                if gem5.count(O3_SYSTEM[0]) != 1:
+                    raise SystemExit(f"{SPECS['gem5']}: no line {O3_SYSTEM[0]!r} for --o3")
+                tables["gem5 O3"], made["gem5 O3"] = run(
+                    spec("crosscheck-gem5-o3", gem5.replace(*O3_SYSTEM)), "gem5 O3")
+        else:
+            print("GEM5 not set: the QEMU settings only", file=sys.stderr)
     against = f"qemu q{DEFAULT_QUANTUM}"
     result = compare(tables, "gem5 timing", against)
     print(render(result))
@@ -162,7 +199,8 @@ def main() -> None:
     outputs.write_text(RESULTS / f"causes_forkstorm{suffix}.json", json.dumps({
         "benchmark": "causes_forkstorm", "host": platform.node(),
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
-        "runs": made, "goal": GOAL, "result": result}, indent=2) + "\n")
+        "storm": args.storm or "smoke", "runs": made, "goal": GOAL, "result": result},
+        indent=2) + "\n")
 
 
 if __name__ == "__main__":
