@@ -277,15 +277,15 @@ def repeats_paired_otherwise(t: Tables) -> None:
     t.runs.loc[base, "repeat"] = (t.runs.loc[base, "repeat"] + 1) % 5
 
 
-def c2_offsets(t: Tables, symbol: str) -> dict[str, dict[str, int]]:
-    """A chain function's lock and unlock offsets in each run's kernel (the
-    counting build's and the measuring build's differ), found in the
-    committed code table (the kernels' disassembly): run -> role -> offset."""
+def c2_offsets(t: Tables, symbol: str, role: str) -> dict[str, int]:
+    """A chain function's lock's or unlock's offset (role) in each run's
+    kernel (the counting build's and the measuring build's differ), found in
+    the committed code table (the kernels' disassembly): run -> offset."""
     code = t.tables["code"]
     found = {}
     for run, mine in code[code["symbol"] == symbol].groupby("run"):
         listing = {int(r.pc): (r.bytes, r.text) for r in mine.itertuples()}
-        found[run] = lock_and_unlock_in_code(listing, min(listing))
+        found[run] = lock_and_unlock_in_code(listing, min(listing))[role]
     return found
 
 
@@ -309,9 +309,8 @@ def c2_times(lock: float = 1.0, unlock: float = 1.0, remove_lock: float = 1.0,
         runs = sorted(set(cycles["run"]))
         noise = jitter(len(runs) * len(scaled), jittered)
         for i, (symbol, role, factor) in enumerate(scaled):
-            offset = {run: found[role] for run, found in c2_offsets(t, symbol).items()}
             rows = (cycles["symbol"] == symbol) & \
-                (cycles["offset"] == cycles["run"].map(offset))
+                (cycles["offset"] == cycles["run"].map(c2_offsets(t, symbol, role)))
             scale(cycles, rows, "cycles", factor)
             if jittered:
                 mine = dict(zip(runs, noise[i::len(scaled)]))
@@ -348,8 +347,7 @@ def at_chain_lock(t: Tables, name: str) -> pd.Series:
                 ran = t.tables["instructions"][t.of_variant("instructions", variant)]
                 lock = lock_and_unlock(ran, symbol)["lock"]
             else:
-                lock = table["run"].map({run: found["lock"] for run, found
-                                         in c2_offsets(t, symbol).items()})
+                lock = table["run"].map(c2_offsets(t, symbol, "lock"))
             rows |= mine & (table["symbol"] == symbol) & (table["offset"] == lock)
     return rows
 

@@ -202,14 +202,15 @@ def describe(f, numbers) -> str:
             f"{f['stalls_per_call']:.2f} stalls of {f['forwarding_stall']:.1f} cycles "
             f"(the model's movb+load over movq+load); the model's lock andb+load over "
             f"lock andq+load: {f['byte_lock_extra']:.1f} cycles")
-    if not math.isnan(f["word_read_exact"].mean) and not f["extra_cycles"].low > 0:
-        # A share of a difference the runs cannot tell from none is noise
-        # over noise (a few cycles a call can put "-300%" at the read).
-        text += "; no difference surely above zero to place at the word read"
-    elif not math.isnan(f["word_read_exact"].mean):
-        text += ("; of the difference, at the word read (page_zone: the load of flags, its "
-                 f"shifts) {f['word_read_exact']:.0%} exact, {f['word_read_skid']:.0%} in the "
-                 "P6 skid view")
+    if not math.isnan(f["word_read_exact"].mean):
+        if f["extra_cycles"].low > 0:
+            text += ("; of the difference, at the word read (page_zone: the load of flags, "
+                     f"its shifts) {f['word_read_exact']:.0%} exact, "
+                     f"{f['word_read_skid']:.0%} in the P6 skid view")
+        else:
+            # A share of a difference the runs cannot tell from none is noise
+            # over noise (a few cycles a call can put "-300%" at the read).
+            text += "; no difference surely above zero to place at the word read"
     host, model = host_byte_lock(), f["byte_lock_extra"]
     if host is None:
         return text
