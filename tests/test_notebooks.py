@@ -558,6 +558,96 @@ def test_merging_gathered_results_gives_one_gathering_of_all_their_runs(tmp_path
             assert (after["mark"] == 1).all(), table.name
 
 
+def o3_tiny_without_code(tmp_path: Path) -> Path:
+    """analysis/o3-tiny-results as gathered results would have it: its
+    code and inlined tables left out."""
+    part = tmp_path / "gathered"
+    part.mkdir()
+    whole = paths.REPO / "analysis" / "o3-tiny-results"
+    for table in whole.glob("*.parquet"):
+        if table.stem not in ("runs", "code", "inlined"):
+            pq.write_table(pq.read_table(table), part / table.name)
+    sealed.write_index(part, "runs.parquet", pq.read_table(whole / "runs.parquet"))
+    return part
+
+
+def test_a_merge_makes_the_code_of_gathered_runs_and_keeps_the_slim_ones(tmp_path,
+                                                                         monkeypatch):
+    """Merged with slim results, gathered results' code and inlined tables
+    are made for their own runs alone (from their kernels' builds, here a
+    stand-in that marks what it made); the slim source's rows stay."""
+    from hotline.analysis import slim as slimming
+    whole = paths.REPO / "analysis" / "o3-tiny-results"
+    run_ids = sorted(pd.read_parquet(whole / "runs.parquet")["run_id"])
+    gathered, committed = o3_tiny_without_code(tmp_path), tmp_path / "committed"
+    slimming.runs_of_spec(paths.REPO / "configs/experiments/claims-o3-tiny.toml", whole,
+                          committed)
+    made = []
+
+    def code(results, runs):
+        made.append(sorted(runs))
+        return pd.read_parquet(whole / "code.parquet").query("run in @runs") \
+            .assign(text="made")
+
+    def inlined(results, cycles):
+        return pd.read_parquet(whole / "inlined.parquet").query("run in @cycles.run") \
+            .assign(function="made")
+    monkeypatch.setattr(slimming, "kernel_code", code)
+    monkeypatch.setattr(slimming, "kernel_inlined", inlined)
+    # The committed runs from the slim source, five of them replaced by
+    # the gathered source's.
+    slimming.merge([committed, gathered], tmp_path / "merged", replace=True)
+    assert made == [run_ids]
+    code_rows = pd.read_parquet(tmp_path / "merged" / "code.parquet")
+    assert (code_rows["text"] == "made").all()
+    assert len(code_rows) == len(pd.read_parquet(whole / "code.parquet"))
+    five = sorted(pd.read_parquet(whole / "code.parquet")["run"].unique())[:5]
+    for table in gathered.glob("*.parquet"):
+        if table.stem != "runs":
+            frame = pd.read_parquet(table)
+            frame[frame["run"].isin(five)].to_parquet(table, index=False)
+    runs = pq.read_table(whole / "runs.parquet").to_pandas()
+    sealed.write_index(gathered, "runs.parquet", pa.Table.from_pandas(
+        runs[runs["run_id"].isin(five)], preserve_index=False))
+    made.clear()
+    slimming.merge([committed, gathered], tmp_path / "five", replace=True)
+    assert made == [five]
+    code_rows = pd.read_parquet(tmp_path / "five" / "code.parquet")
+    assert set(code_rows.loc[code_rows["text"] == "made", "run"]) == set(five)
+    assert len(code_rows) == len(pd.read_parquet(whole / "code.parquet"))
+    inlined_rows = pd.read_parquet(tmp_path / "five" / "inlined.parquet")
+    assert set(inlined_rows.loc[inlined_rows["function"] == "made", "run"]) == set(five)
+    assert len(inlined_rows) == len(pd.read_parquet(whole / "inlined.parquet"))
+
+
+def test_slimming_to_a_spec_keeps_only_the_runs_it_plans(tmp_path):
+    """The committed O3 results against their own spec keep all their runs;
+    against the spec with forkwait made longer, they lose forkwait's ten,
+    whose run ids name the old length, and keep the rest whole."""
+    from hotline.analysis.slim import runs_of_spec
+    whole = paths.REPO / "analysis" / "o3-tiny-results"
+    spec = paths.REPO / "configs" / "experiments" / "claims-o3-tiny.toml"
+    runs_of_spec(spec, whole, tmp_path / "same")
+    before = pd.read_parquet(whole / "runs.parquet")
+    assert sorted(pd.read_parquet(tmp_path / "same" / "runs.parquet")["run_id"]) == \
+        sorted(before["run_id"])
+    iterations = re.search(r"iterations = (\d+), first = 1", spec.read_text())[1]
+    longer = tmp_path / "longer.toml"
+    longer.write_text(spec.read_text().replace(f"iterations = {iterations}, first",
+                                               f"iterations = {2 * int(iterations)}, first"))
+    runs_of_spec(longer, whole, tmp_path / "longer")
+    Results(tmp_path / "longer")            # its seal holds
+    after = pd.read_parquet(tmp_path / "longer" / "runs.parquet")
+    forkwait = before.loc[before["workload"] == "lmbench-lite", "run_id"]
+    assert len(forkwait) == 10
+    assert sorted(after["run_id"]) == sorted(set(before["run_id"]) - set(forkwait))
+    for table in whole.glob("*.parquet"):
+        if table.stem != "runs":
+            frame = pd.read_parquet(table)
+            assert len(pd.read_parquet(tmp_path / "longer" / table.name)) == \
+                (~frame["run"].isin(forkwait)).sum(), table.name
+
+
 def test_the_committed_smoke_results_are_slim():
     misses = pd.read_parquet(SMOKE / "misses.parquet")
     instructions = pd.read_parquet(SMOKE / "instructions.parquet")

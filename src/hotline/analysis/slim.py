@@ -40,17 +40,17 @@ notebooks give the same outputs on the slim tables as on the full ones.
   code          made here for results without an instructions table (gem5's):
                 the disassembly of the chain functions in each run's kernel,
                 where C2 and C4 find the chain lock (claims.common.lock_offsets),
-                so that the slim results need no kernel build (a merge with
-                gathered results makes it again for every run: their
-                kernels' builds must be in the cache then)
+                so that the slim results need no kernel build (a merge of
+                slim and gathered results makes it for the gathered runs:
+                their kernels' builds must be in the cache then)
   inlined       made here for gathered results with a cycle profile: the
                 instructions of each run's profile that are in a function
                 whose inlined copies C9 counts (claims.common.
                 INLINED_FUNCTIONS: folio_unlock, inlined into
                 filemap_map_pages), and of those the ones in its zone
                 lookup (ZONE_LOOKUP), from its kernel's debug information,
-                so that the slim results need no kernel build (made again
-                for every run of a merge with gathered results, as code is)
+                so that the slim results need no kernel build (made for
+                the gathered runs of a merge, as code is)
   other tables  as gathered
 
 Several sources are merged first (merge(): every table's rows of all of
@@ -64,6 +64,11 @@ column of it), misses are cut further to what the claims read: the L1
 rows (stall cycles, cost.l1_stalls; C4's L1D misses), and none of the
 runs of workloads whose claims read no misses (claims.Needs.misses).
 
+With --spec SPEC, only the runs that experiment spec plans are kept of
+every source: the committed directory of a spec that has changed (a
+workload made longer) loses the runs of its earlier version as the new
+ones join it.
+
 Every table is written again with zstd (level 19).  Slimming slim tables
 changes nothing.  The command slims, then executes every notebook against
 copies of both directories and compares every output of every cell (with
@@ -72,7 +77,7 @@ reason and control); it fails if one differs, and then leaves the target as
 it was: the slim tables are made and compared in a scratch folder first.
 
     .venv/bin/python -m hotline.analysis.slim FULL_RESULTS_DIR... SLIM_RESULTS_DIR \
-        [--claims] [--replace]
+        [--claims] [--replace] [--spec SPEC]
 """
 
 import re
@@ -279,11 +284,18 @@ def merge(sources: list[Path], target: Path, replace: bool = False) -> None:
                                                         pa.array(sorted(later)))))
             tables.setdefault(name, []).append(table)
     # The code and inlined tables are made by slimming, from the kernels'
-    # builds, for gathered results: merged with slim ones, they are made
-    # again for all.
+    # builds, for gathered results: merged with slim ones, which have them,
+    # they are made here for the gathered sources' runs (whose kernels'
+    # builds must be in the cache), and kept as they are for the rest.
+    if any("code" in t for t in read):
+        for i, source_tables in enumerate(read):
+            if "code" not in source_tables:
+                made = _made_tables(sources[i], source_tables, set().union(*run_ids[i + 1:]))
+                for name, table in made.items():
+                    tables.setdefault(name, []).append(table)
     for made in ("code", "inlined"):
         if len(tables.get(made, [])) < len(sources):
-            tables.pop(made, None)
+            tables.pop(made, None)      # slimming makes it again, for every run
     merged = {name: pa.concat_tables(parts, promote_options="permissive")
               for name, parts in tables.items()}
     target = outputs.make_dir(Path(target))
@@ -292,6 +304,42 @@ def merge(sources: list[Path], target: Path, replace: bool = False) -> None:
             with outputs.replacing(target / f"{name}.parquet") as partial:
                 pq.write_table(merged[name], partial)
     sealed.write_index(target, "runs.parquet", merged["runs"])
+
+
+def _made_tables(source: Path, tables: dict[str, pa.Table], later: set[str]) -> dict:
+    """The code table (and, with a cycle profile, the inlined table) that
+    slimming makes, for the runs of the gathered results in source that no
+    later source replaces."""
+    results = Results(Path(source))
+    runs = set(results.ok["run_id"]) - later
+    made = {}
+    if "instructions" not in tables:
+        made["code"] = _table(kernel_code(results, runs))
+    if "cycles" in tables:
+        cycles = tables["cycles"].to_pandas()
+        made["inlined"] = _table(kernel_inlined(results, cycles[cycles["run"].isin(runs)]))
+    return made
+
+
+def runs_of_spec(spec_path: Path, results: Path, target: Path) -> None:
+    """The gathered results in results with only the runs the experiment
+    spec at spec_path plans, in target: a committed directory whose spec
+    has changed (a workload made longer, say) without the runs of its
+    earlier version."""
+    from hotline.experiment.planning import load_spec, plan
+    _check_gathered(results)
+    planned = {run.run_id for run in plan(load_spec(Path(spec_path)))}
+    target = outputs.make_dir(Path(target))
+    runs = pq.read_table(Path(results) / "runs.parquet")
+    for path in sorted(Path(results).glob("*.parquet")):
+        if path.stem != "runs":
+            table = pq.read_table(path)
+            if "run" in table.column_names:
+                table = table.filter(pc.is_in(table["run"], pa.array(sorted(planned))))
+            with outputs.replacing(target / path.name) as partial:
+                pq.write_table(table, partial)
+    sealed.write_index(target, "runs.parquet",
+                       runs.filter(pc.is_in(runs["run_id"], pa.array(sorted(planned)))))
 
 
 def _check_gathered(source: Path) -> None:
@@ -345,11 +393,24 @@ def claim_checks(results_dir: Path) -> dict[str, list[str]]:
 def main(argv: list[str]) -> int:
     claims_only, replace = "--claims" in argv, "--replace" in argv
     argv = [a for a in argv if a not in ("--claims", "--replace")]
+    spec = None
+    if "--spec" in argv:
+        at = argv.index("--spec")
+        spec, argv = argv[at + 1:at + 2], argv[:at] + argv[at + 2:]
+        if not spec:
+            print("slim: --spec needs the experiment spec whose runs to keep", file=sys.stderr)
+            return 2
     if len(argv) < 2:
         print(__doc__.rsplit("\n\n", 1)[-1].strip(), file=sys.stderr)
         return 2
     sources, target = [Path(a) for a in argv[:-1]], Path(argv[-1])
     with tempfile.TemporaryDirectory() as scratch:
+        if spec:
+            kept = [Path(scratch) / f"spec{i}" for i in range(len(sources))]
+            for source, copy in zip(sources, kept):
+                if status := guarded(lambda: runs_of_spec(Path(spec[0]), source, copy)):
+                    return status
+            sources = kept
         source = sources[0]
         if len(sources) > 1:
             source = Path(scratch) / "merged"
