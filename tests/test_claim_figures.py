@@ -19,11 +19,10 @@ import pytest
 from hotline import paths, sealed
 from hotline.analysis import claims, claims_page, ground_truth
 from hotline.analysis.claims import CLAIMS, INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED
-from hotline.analysis.claims.c02 import MEASURING_SAYS
 from hotline.analysis.claims.c06 import QEMU_CANNOT as C6_QEMU_CANNOT
 from hotline.analysis.claims.c11 import HZ
 from hotline.analysis.claims.common import (
-    BASE, CHAIN, FORK, HASHLOCK, MEASURING, SIDE_BASE, SIDE_CHAIN)
+    BASE, CHAIN, FORK, HASHLOCK, MEASURING, MEASURING_SAYS, SIDE_BASE, SIDE_CHAIN)
 from hotline.analysis.results import Results
 from hotline.analysis.slim import slim, slim_misses
 from hotline.results.schema import CYCLE_CAUSES
@@ -227,6 +226,29 @@ def test_c1_on_o3_cores_is_system_time(tmp_path, base, chain, verdict):
     assert c.measured.startswith(f"x{chain / base:.3f} system cycles (gem5 O3); pte_chain_add "
                                  f"{15 / chain:.1%}, pte_chain_remove {25 / chain:.1%} of "
                                  "system cycles")
+
+
+def test_c1_reads_both_measuring_builds_or_neither(tmp_path):
+    """The counting builds say x1.13, supported; the design's measuring
+    build alone (x1.05 against the counting reference) changes nothing, as
+    a build without counters against one with them would charge them to
+    one side; with the reference's measuring build too (x1.05 over 1000),
+    both measuring builds decide: not supported."""
+    def storm(variant: str, kernel: float) -> None:
+        e.run(variant, "forkstorm", misses=[miss("f", 0)], roi=ROI, cycles=[
+            kcycles("copy_page_range", kernel - 40, cpu=0),
+            kcycles("pte_chain_add", 15, cpu=1), kcycles("pte_chain_remove", 25, cpu=2)])
+    e = experiment(tmp_path, backend="gem5")
+    storm(BASE, 1000)
+    storm(CHAIN, 1130)
+    storm(CHAIN + MEASURING, 1050)
+    c = check("C1", e.results())
+    assert c.verdict == SUPPORTED and "measuring" not in c.measured
+    storm(BASE + MEASURING, 1000)
+    c = check("C1", e.results())
+    assert c.verdict == NOT_SUPPORTED
+    assert c.numbers["intervals"]["ratio"][0] == pytest.approx(1.05)
+    assert c.measured.endswith("; both kernels' measuring builds, their counters compiled out")
 
 
 # C2: pte_chain_add's cycles (O3 profile) at its lock (0x43) and unlock (0x71),

@@ -35,7 +35,8 @@ its lock, which gem5's fenced sequence does not allow.
 
 from hotline.analysis import ground_truth
 from hotline.analysis.claims.claim import Claim, Needs
-from hotline.analysis.claims.common import CHAIN, backend, lock_offsets, pct, timed_variant
+from hotline.analysis.claims.common import (
+    CHAIN, MEASURING_SAYS, backend, lock_offsets, pct, timed_variant)
 from hotline.analysis.claims.rules import (
     NAN, REFUTE, SHARE, Effect, Measured, Rule, Undecidable)
 from hotline.analysis.claims.seeds import FIGURES
@@ -149,9 +150,6 @@ def describe(f, numbers) -> str:
             f"and one that misses in {miss['median']:.0f}: there a locked instruction costs "
             "what it drains, where gem5 charges each its fence (the host contradicts the "
             "model)")
-
-
-MEASURING_SAYS = "; the design's measuring build, its counters compiled out"
 
 
 CLAIM = Claim(

@@ -42,6 +42,8 @@ ZONE_LOOKUP = "page_zone"
 # hold its O3 profiles, a claim about a function's time reads them; the
 # counts come from the design's own build.
 MEASURING = "-nocounters"
+# What a figure read from a measuring build says of it.
+MEASURING_SAYS = "; the design's measuring build, its counters compiled out"
 # The chain lock in a hashed spinlock array instead of page->flags' bit.
 HASHLOCK = "pte-chain-hashlock"
 # C5 is about 2.5.27's fork, which copied every mapping's PTEs; 6.1's skips
@@ -206,6 +208,15 @@ def timed_variant(results: Results, design: str, **where) -> str:
     selected by `where`), else the design's own build."""
     measuring = design + MEASURING
     return measuring if not o3_profile(results, variant=measuring, **where).empty else design
+
+
+def timed_pair(results: Results, reference: str, design: str, **where) -> tuple[str, str]:
+    """The variants whose O3 cycle profiles give a reference's and a
+    design's time, built alike: both measuring builds where the results
+    hold profiles of both, else both kernels' own builds (a counting build
+    against a measuring one would charge the counters to one side only)."""
+    pair = (timed_variant(results, reference, **where), timed_variant(results, design, **where))
+    return pair if all(v.endswith(MEASURING) for v in pair) else (reference, design)
 
 
 # The kernel's idle loop: idle, not time, as the seeds' halting CPUs, their
