@@ -4,7 +4,7 @@ the counting code taken out, instruction for instruction."""
 
 import pytest
 
-from hotline.analysis.counter_free import Listing, differences, normalise
+from hotline.analysis.counter_free import Listing, differences, normalise, shape
 
 K = 0xffffffff81143bd0
 
@@ -20,9 +20,17 @@ def test_what_a_build_places_is_left_out_of_an_instruction():
     assert normalise("mov 0x38(%rbx),%rsi") == "mov 0x38(%rbx),%rsi"
 
 
-def listing(texts: list[str], counting: set[int] = frozenset()) -> Listing:
+def test_a_shape_names_no_register_and_no_zero_displacement():
+    assert shape("lock btrq $0x18,0x0(%rbp)") == shape("lock btrq $0x18,(%r12)") == \
+        "lock btrq $0x18,(%reg)"
+    assert shape("movq $0x0,(%rax)") == "movq $0x0,(%reg)"
+    assert shape("mov 0x8(%r13),%rsi") == "mov 0x8(%reg),%reg"
+
+
+def listing(texts: list[str], counting: set[int] = frozenset(),
+            maybe: set[int] = frozenset()) -> Listing:
     return Listing("pte_chain_remove", [(K + i, t) for i, t in enumerate(texts)],
-                   {K + i for i in counting})
+                   {K + i for i in counting}, {K + i for i in maybe})
 
 
 # pte_chain_remove in miniature, counting build: the chain_lock count (1)
@@ -53,6 +61,9 @@ def test_the_main_path_ends_at_the_first_exit():
 
 def test_registers_and_block_links_are_the_compilers_not_a_difference():
     assert differences(listing(COUNTING, COUNTED), listing(MEASURING)) == []
+    # One callee-saved register more, pushed and popped.
+    saving = ["push %r13"] + COUNTING
+    assert differences(listing(saving, {c + 1 for c in COUNTED}), listing(MEASURING)) == []
 
 
 def test_an_instruction_the_main_path_lacks_or_adds_is_a_difference():
@@ -74,6 +85,75 @@ def test_counting_code_left_in_the_measuring_build_is_a_difference():
     found = differences(listing(COUNTING, COUNTED), listing(COUNTING, COUNTED))
     assert len(found) == len(COUNTED)
     assert all("counting code in the measuring build" in f for f in found)
+
+
+def jump(to: int) -> str:
+    """objdump's text of a jump within the function to its instruction `to`."""
+    return f"jmp {K + to:016x} <pte_chain_remove+{to:#x}>"
+
+
+# The main path of MEASURING with its walk's first load moved out of line:
+# jumped to after the lock's branch, and back.
+MOVED = ["push %rbp", "lock btsq $0x18,(%rdi)", "jb ffffffff811430b5 <pte_chain_remove+0x75>",
+         jump(10), "lea 0x38(%rbx),%rcx", "mov 0x8(%rsi),%rdx", "mov %rsi,%rax",
+         "mov %rsi,(%rcx)", "lock btrq $0x18,(%rbx)", "jmp ffffffff8116dc80 <kmem_cache_free>",
+         "mov 0x38(%rbx),%rsi", jump(4), "pause", "mov (%rbx),%rax",
+         "lock btsq $0x18,(%rbx)", "jmp ffffffff81143065 <pte_chain_remove+0x25>"]
+
+
+def test_the_main_path_takes_the_jumps_within_the_function():
+    main, rest = listing(MOVED).main_path()
+    assert main == listing(MEASURING).main_path()[0]
+    assert rest == ["pause", "mov (%rbx),%rax", "lock btsq $0x18,(%rbx)",
+                    "jmp <pte_chain_remove>"]
+    assert differences(listing(COUNTING, COUNTED), listing(MOVED)) == []
+
+
+def test_what_may_be_counting_code_is_compared_where_the_other_build_has_it():
+    """The walk's step count (7, 9) and its load of the next entry (6) on
+    source lines that work `steps`: the measuring build keeps the load and
+    drops the count, which is no difference; its own instructions on such
+    lines are its code."""
+    assert differences(listing(COUNTING, {1}, {6, 7, 9}), listing(MEASURING)) == []
+    assert differences(listing(COUNTING, {1}, {6, 7, 9}), listing(MEASURING, maybe={5})) == []
+    [found] = differences(listing(COUNTING, {1}, {7, 9}),
+                          listing([t for t in MEASURING if t != "mov %rsi,%rax"]))
+    assert "main path" in found and "mov %rsi,%rdx" in found
+
+
+# MEASURING with the lock's branch inverted: the contended path falls
+# through, the main path is the branch taken.
+INVERTED = ["push %rbp", "lock btsq $0x18,(%rdi)",
+            f"jae {K + 7:016x} <pte_chain_remove+0x7>", "pause", "mov (%rbx),%rax",
+            "lock btsq $0x18,(%rbx)", f"jmp {K + 2:016x} <pte_chain_remove+0x2>",
+            "mov 0x38(%rbx),%rsi", "lea 0x38(%rbx),%rcx", "mov 0x8(%rsi),%rdx",
+            "mov %rsi,%rax", "mov %rsi,(%rcx)", "lock btrq $0x18,(%rbx)",
+            "jmp ffffffff8116dc80 <kmem_cache_free>"]
+
+
+def test_the_main_path_goes_where_the_other_builds_goes_at_an_inverted_branch():
+    main, rest = listing(INVERTED).main_path(listing(COUNTING, COUNTED))
+    assert main[3:] == listing(MEASURING).main_path()[0][3:]
+    assert rest[0] == "pause"
+    assert differences(listing(COUNTING, COUNTED), listing(INVERTED)) == []
+    # Unguided, it falls through into the contended path.
+    assert listing(INVERTED).main_path()[0][3] == "pause"
+    # A store more on the branch taken is still a difference.
+    stored = INVERTED[:8] + ["mov %rax,0x30(%rbx)"] + INVERTED[8:]
+    [found] = differences(listing(COUNTING, COUNTED), listing(stored))
+    assert "main path" in found and "mov %rax,0x30(%rbx)" in found
+
+
+def test_a_block_laid_out_twice_is_no_difference_and_one_instruction_more_is():
+    """The counting build's contended path ends in a second copy of the
+    lock's three instructions (gcc's tail duplication): no difference; one
+    more `lock btsq` alone is one."""
+    tail = ["mov (%rbx),%rax", "lock btsq $0x18,(%rbx)", "pop %rbx"]
+    copied = COUNTING[:-1] + tail + COUNTING[-1:]
+    assert differences(listing(copied, COUNTED), listing(MEASURING)) == []
+    one_more = COUNTING[:-1] + ["lock btsq $0x18,(%rbx)"] + COUNTING[-1:]
+    [found] = differences(listing(one_more, COUNTED), listing(MEASURING))
+    assert "out of line" in found and "lock btsq $0x18,(%reg)" in found
 
 
 # The claims' functions, by the pair of builds that has them.

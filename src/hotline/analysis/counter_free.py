@@ -10,35 +10,49 @@ function of the counting build, its counting code left out, is compared
 with the same function of the measuring build, instruction by instruction.
 
 Counting code is an instruction that touches the per-CPU counters
-(`hotline_counter_state` in objdump's text), that the DWARF line tables
+(`hotline_counter_state` in objdump's text) or that the DWARF line tables
 put inside a function that exists only to count (COUNTING_FUNCTIONS,
-inlined), or whose source line works a variable that only feeds a counter
-(COUNTING_VARIABLES: the chain walk's steps, the contended lock's spins).
-Instructions are compared as text with what the two builds place
-differently taken out: branch targets, %rip displacements (the symbol
-objdump names stays) and kernel addresses as immediates.
+inlined).  An instruction of the counting build whose source line works a
+variable that only feeds a counter (COUNTING_VARIABLES: the chain walk's
+steps, the contended lock's spins) may be counting code, or the line's
+other work (pte-chain-direct's `for (steps = 0; (pc = *link); ...)` loads
+the chain's head): it is compared where the measuring build has it and
+excused where it lacks it.  Instructions are compared as text with what
+the two builds place differently taken out: branch targets, %rip
+displacements (the symbol objdump names stays) and kernel addresses as
+immediates.
 
-Taking a counter out changes how the compiler lays the rest out, in two
-ways only, measured on pte_chain_add and pte_chain_remove: registers are
-allocated afresh (the walk's step count no longer holds one), and the
-out-of-line paths move and share their epilogues (pte_chain_add's
-chain-length counts each had a copy of its `pop; pop; jmp`).  So:
+Taking a counter out changes how the compiler lays the rest out, in four
+ways, measured on the pte_chain designs' pte_chain_add and pte_chain_remove:
+registers are allocated afresh (the walk's step count no longer holds one,
+and pte-chain-inpage-locked's pte_chain_remove saves one register fewer);
+blocks move, in and out of line; branches are inverted (pte-chain-direct's
+pte_chain_remove falls through to its walk in one build and branches to it
+in the other); and shared tails are copied or merged (pte_chain_add's
+chain-length counts each had a copy of its `pop; pop; jmp`, and
+pte-chain-direct's counting build gives its failed allocation a copy of
+the unlock's `lock btr; decl __preempt_count` and its epilogue, which the
+measuring build shares).  So:
 
-- the main path, the instructions from the entry to the first exit (a
+- the main path, the instructions run from the entry to the first exit (a
   `ret`, or a jump to another function: a tail call or the return thunk),
-  which runs the lock, the chain's loads and stores and the unlock, must be
-  the same instructions in the same order but for the registers they name
-  (a register is reused for other values, so not even one renaming maps
-  one build's onto the other's);
+  every jump within the function taken and every conditional branch going
+  where the counting build's main path goes, which runs the lock, the
+  chain's loads and stores and the unlock, must be the same instructions
+  in the same order but for the registers they name (a register is reused
+  for other values, so not even one renaming maps one build's onto the
+  other's), the registers saved and restored (push, pop) and the
+  conditions of its branches;
 - the rest, the out-of-line paths, must hold the same instructions but for
-  registers and the control transfers that tie blocks together (jumps,
-  push, pop, ret);
+  registers, the control transfers that tie blocks together (jumps, push,
+  pop, ret), and the second copy of a run of three or more instructions
+  that the same build has twice;
 - the measuring build has no counting code at all."""
 
 import collections
 import difflib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from hotline.kernel.source_text import SourceText
@@ -64,6 +78,13 @@ _COMMENT_ADDRESS = re.compile(r"# [0-9a-f]+ <")
 _ADDRESS = re.compile(r"\$0xffffffff[0-9a-f]{8}\b|-?0x[0-9a-f]{7,}(?=\()")
 # x86-64's general registers, by any of their names (%rax, %eax, %al, %r8d).
 _REGISTER = re.compile(r"%(r[0-9]+[dwb]?|[re]?[abcd]x|[abcd][lh]|[re]?[sd]il?|[re]?[sb]pl?)\b")
+# A conditional branch (not `jmp`), whose condition gcc may invert.
+_BRANCH = re.compile(r"^j(?!mp\b)[a-z]+\b")
+# "0x0(%rbp)": x86 encodes no base of %rbp or %r13 without a displacement.
+_ZERO_DISPLACEMENT = re.compile(r"(?<![\w$-])0x0\(")
+# Saving and restoring a callee-saved register: which ones a function
+# saves is its register allocation's.
+_SAVES = re.compile(r"^(push|pop)\b")
 # The control transfers that tie a function's blocks together.
 _LINKS = re.compile(r"^(j[a-z]+|push|pop|ret|nop)\b")
 
@@ -78,8 +99,15 @@ def normalise(text: str) -> str:
 
 
 def shape(text: str) -> str:
-    """A normalised instruction with every register one name."""
-    return _REGISTER.sub("%reg", text)
+    """A normalised instruction with every register one name (and without
+    the zero displacement that %rbp and %r13 as a base need)."""
+    return _REGISTER.sub("%reg", _ZERO_DISPLACEMENT.sub("(", text))
+
+
+def branchless(text: str) -> str:
+    """A shape with a conditional branch's condition left out: which way a
+    branch goes is layout (gcc inverts one to fall through the other way)."""
+    return _BRANCH.sub("jcc", text)
 
 
 def shapes(texts: list[str]) -> collections.Counter:
@@ -87,27 +115,150 @@ def shapes(texts: list[str]) -> collections.Counter:
     return collections.Counter(shape(t) for t in texts if not _LINKS.match(t))
 
 
+# The fewest instructions in a row that make a copied block.
+COPIED_BLOCK = 3
+
+
 @dataclass
 class Listing:
-    """One function of one build: its instructions (pc, text), and which
-    of them are counting code."""
+    """One function of one build: its instructions (pc, text), which of
+    them are counting code (they touch the counters' data or are inlined
+    from a counting function), and which may be (their source line works a
+    variable that only feeds a counter, and may do other work too: the
+    walk's `for (steps = 0; (pc = *link); ...)` loads the chain's head)."""
     function: str
     instructions: list[tuple[int, str]]
     counting: set[int]
+    maybe: set[int] = field(default_factory=set)
 
     def kept(self) -> list[str]:
         """The normalised text of the instructions that are not counting."""
         return [normalise(text) for pc, text in self.instructions if pc not in self.counting]
 
-    def main_path(self) -> tuple[list[str], list[str]]:
-        """kept() split at the first exit: the main path (the exit
-        included) and the rest."""
-        kept = self.kept()
-        for i, text in enumerate(kept):
+    def main_path(self, guide: "Listing | None" = None) -> tuple[list[str], list[str]]:
+        """The normalised text of paths()."""
+        raw = dict(self.instructions)
+        main, rest = self.paths(guide)
+        return [normalise(raw[pc]) for pc in main], [normalise(raw[pc]) for pc in rest]
+
+    def paths(self, guide: "Listing | None" = None) -> tuple[list[int], list[int]]:
+        """The instructions that are not counting, split: the main path,
+        from the entry to the first exit (the exit included), every jump
+        within the function taken (and left out: it is layout) and every
+        conditional branch falling through, or, with a guide (the other
+        build of the function), going where the guide's main path goes next,
+        as gcc may invert a branch when the code around it changes; and the
+        rest, in the order laid out."""
+        order = [pc for pc, _ in self.instructions]
+        at = {pc: i for i, pc in enumerate(order)}
+        raw = dict(self.instructions)
+
+        def jumped_to(pc: int) -> int:
+            return at.get(int(_TARGET.search(raw[pc])[0][:16], 16), len(order))
+
+        def within(text: str) -> bool:
+            target = _TARGET_NAME.match(text)
+            return bool(target) and target[1] == self.function
+
+        def lands(i: int) -> str | None:
+            """The shape of the first instruction run from order[i] on that
+            is neither counting nor a jump within the function."""
+            seen = set()
+            while i < len(order) and i not in seen:
+                seen.add(i)
+                pc, text = order[i], normalise(raw[order[i]])
+                if within(text):
+                    i = jumped_to(pc)
+                elif pc in self.counting:
+                    i += 1
+                else:
+                    return branchless(shape(text))
+            return None
+
+        expected = []       # the guide's main path: (shape, may be counting)
+        if guide is not None:
+            guide_raw = dict(guide.instructions)
+            expected = [(branchless(shape(normalise(guide_raw[pc]))), pc in guide.maybe)
+                        for pc in guide.paths()[0]]
+        path, on_path, taken, i, g = [], set(), set(), 0, 0
+        while i < len(order) and order[i] not in on_path:
+            pc = order[i]
+            path.append(pc)
+            on_path.add(pc)
+            text = normalise(raw[pc])
             target = _TARGET_NAME.match(text)
             if text.startswith("ret") or target and target[1] != self.function:
-                return kept[:i + 1], kept[i + 1:]
-        return kept, []
+                break
+            if target:
+                taken.add(pc)
+                i = jumped_to(pc)
+                continue
+            if expected and pc not in self.counting:
+                # Step over the guide's instructions that may be counting
+                # code and are not this one, then past this one.
+                mine, k = branchless(shape(text)), g
+                while k < len(expected) and expected[k][0] != mine and expected[k][1]:
+                    k += 1
+                if k < len(expected) and expected[k][0] == mine:
+                    g = k + 1
+                # What the guide may run next: its instructions up to the
+                # first that is surely not counting code.
+                k = g
+                while k < len(expected) and expected[k][1]:
+                    k += 1
+                wanted = {shaped for shaped, _ in expected[g:k + 1]}
+                if _BRANCH.match(text) and lands(i + 1) not in wanted and \
+                        lands(jumped_to(pc)) in wanted:
+                    i = jumped_to(pc)
+                    continue
+            i += 1
+        return ([pc for pc in path if pc not in self.counting and pc not in taken],
+                [pc for pc in order if pc not in on_path and pc not in self.counting])
+
+
+    def copies(self) -> collections.Counter:
+        """The shapes of the instructions (control transfers left out) in a
+        second copy of a run: COPIED_BLOCK or more instructions
+        that are not counting, followed as they run (jumps within the
+        function taken, conditional branches falling through), the same as a
+        run that begins elsewhere in the function, as gcc duplicates a
+        shared tail (an unlock and its epilogue) into each path that
+        reaches it."""
+        order = [pc for pc, _ in self.instructions]
+        at = {pc: i for i, pc in enumerate(order)}
+        raw = dict(self.instructions)
+        text = {pc: normalise(t) for pc, t in self.instructions}
+
+        def run(i: int) -> tuple[tuple[str, ...], set[int]]:
+            shapes_run, ran = [], set()
+            while i < len(order) and len(shapes_run) < COPIED_BLOCK and i not in ran:
+                ran.add(i)
+                pc = order[i]
+                target = _TARGET_NAME.match(text[pc])
+                if target and target[1] == self.function:
+                    i = at.get(int(_TARGET.search(raw[pc])[0][:16], 16), len(order))
+                    continue
+                if pc not in self.counting:
+                    shapes_run.append(branchless(shape(text[pc])))
+                    if text[pc].startswith("ret") or target:
+                        break
+                i += 1
+            return tuple(shapes_run), ran
+
+        first: dict[tuple[str, ...], set[int]] = {}
+        copied: set[int] = set()
+        for i, pc in enumerate(order):
+            if pc in self.counting or _LINKS.match(text[pc]):
+                continue
+            shapes_run, ran = run(i)
+            if len(shapes_run) < COPIED_BLOCK:
+                continue
+            if shapes_run in first and i not in first[shapes_run]:
+                copied |= ran - first[shapes_run]
+            first.setdefault(shapes_run, ran)
+        return collections.Counter(
+            shape(text[order[i]]) for i in sorted(copied)
+            if order[i] not in self.counting and not _LINKS.match(text[order[i]]))
 
 
 def listing(kernel_dir: Path, function: str) -> Listing | None:
@@ -129,9 +280,9 @@ def listing(kernel_dir: Path, function: str) -> Listing | None:
     finally:
         source.close()
     counting = {pc for pc in pcs if COUNTER_DATA in code[pc][1]
-                or COUNTING_FUNCTIONS.intersection(inlined.get(pc, []))
-                or COUNTING_VARIABLES.search(text[pc])}
-    return Listing(function, [(pc, code[pc][1]) for pc in pcs], counting)
+                or COUNTING_FUNCTIONS.intersection(inlined.get(pc, []))}
+    maybe = {pc for pc in pcs if COUNTING_VARIABLES.search(text[pc])} - counting
+    return Listing(function, [(pc, code[pc][1]) for pc in pcs], counting, maybe)
 
 
 def differences(counting: Listing, measuring: Listing) -> list[str]:
@@ -139,19 +290,37 @@ def differences(counting: Listing, measuring: Listing) -> list[str]:
     build's without its counting code ([] if nothing): counting code left
     in the measuring build, a main path that differs by more than its
     registers, out-of-line paths that differ by more than registers and
-    control transfers."""
+    control transfers.  The counting build's instructions that may be
+    counting code are compared where the measuring build has them and
+    excused where it lacks them; the measuring build's are its own code
+    (it has no counters whose variables they could work)."""
     name = measuring.function
     found = [f"{name}: counting code in the measuring build at {pc:#x}: {text}"
              for pc, text in measuring.instructions if pc in measuring.counting]
-    (ours, our_rest), (theirs, their_rest) = counting.main_path(), measuring.main_path()
-    matcher = difflib.SequenceMatcher(a=[shape(t) for t in ours], b=[shape(t) for t in theirs],
-                                      autojunk=False)
+    raw = dict(counting.instructions)
+    our_main, our_rest_pcs = counting.paths()
+    ours, our_rest = [normalise(raw[pc]) for pc in our_main], \
+        [normalise(raw[pc]) for pc in our_rest_pcs]
+    theirs, their_rest = measuring.main_path(counting)
+    optional = [pc in counting.maybe for pc in our_main]
+    ours, optional = [t for t in ours if not _SAVES.match(t)], \
+        [o for t, o in zip(ours, optional) if not _SAVES.match(t)]
+    theirs = [t for t in theirs if not _SAVES.match(t)]
+
+    def shaped(texts: list[str]) -> list[str]:
+        return [branchless(shape(t)) for t in texts]
+    matcher = difflib.SequenceMatcher(a=shaped(ours), b=shaped(theirs), autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag != "equal":
+        required = shaped([t for t, maybe in zip(ours[i1:i2], optional[i1:i2]) if not maybe])
+        if tag != "equal" and required != shaped(theirs[j1:j2]):
             found.append(f"{name}: main path, instructions {i1}-{i2} of the counting build "
                          f"{ours[i1:i2]} are {theirs[j1:j2]} in the measuring build")
-    only_ours, only_theirs = shapes(our_rest) - shapes(their_rest), \
-        shapes(their_rest) - shapes(our_rest)
+    # What one build's out-of-line paths hold more of, beyond the copies
+    # of blocks it lays out twice (and, the counting build's, beyond what
+    # may be counting code).
+    maybe_rest = shapes([normalise(raw[pc]) for pc in our_rest_pcs if pc in counting.maybe])
+    only_ours = shapes(our_rest) - shapes(their_rest) - counting.copies() - maybe_rest
+    only_theirs = shapes(their_rest) - shapes(our_rest) - measuring.copies()
     if only_ours or only_theirs:
         found.append(f"{name}: out of line, only in the counting build {dict(only_ours)}, "
                      f"only in the measuring build {dict(only_theirs)}")
