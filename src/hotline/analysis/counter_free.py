@@ -53,6 +53,7 @@ import collections
 import difflib
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from hotline.kernel.source_text import SourceText
@@ -115,7 +116,7 @@ def shapes(texts: list[str]) -> collections.Counter:
     return collections.Counter(shape(t) for t in texts if not _LINKS.match(t))
 
 
-# The fewest instructions in a row that make a copied block.
+# How many instructions a run holds whose second copy is the compiler's.
 COPIED_BLOCK = 3
 
 
@@ -131,15 +132,46 @@ class Listing:
     counting: set[int]
     maybe: set[int] = field(default_factory=set)
 
-    def kept(self) -> list[str]:
-        """The normalised text of the instructions that are not counting."""
-        return [normalise(text) for pc, text in self.instructions if pc not in self.counting]
+    @cached_property
+    def _order(self) -> list[int]:
+        return [pc for pc, _ in self.instructions]
+
+    @cached_property
+    def _raw(self) -> dict[int, str]:
+        return dict(self.instructions)
+
+    @cached_property
+    def normalised(self) -> dict[int, str]:
+        """Each instruction's normalised text."""
+        return {pc: normalise(text) for pc, text in self.instructions}
+
+    @cached_property
+    def _at(self) -> dict[int, int]:
+        return {pc: i for i, pc in enumerate(self._order)}
+
+    def _jumps_within(self, pc: int) -> bool:
+        target = _TARGET_NAME.match(self.normalised[pc])
+        return bool(target) and target[1] == self.function
+
+    def _exits(self, pc: int) -> bool:
+        """A `ret`, or a jump to another function (a tail call, the return
+        thunk)."""
+        target = _TARGET_NAME.match(self.normalised[pc])
+        return self.normalised[pc].startswith("ret") or bool(target) and target[1] != self.function
+
+    def _jumped_to(self, pc: int) -> int:
+        """The index of the instruction the jump at pc goes to (past the
+        last if it is none of the function's)."""
+        address = int(_TARGET.search(self._raw[pc])[0][:16], 16)
+        return self._at.get(address, len(self._order))
+
+    def _shape(self, pc: int) -> str:
+        return branchless(shape(self.normalised[pc]))
 
     def main_path(self, guide: "Listing | None" = None) -> tuple[list[str], list[str]]:
         """The normalised text of paths()."""
-        raw = dict(self.instructions)
         main, rest = self.paths(guide)
-        return [normalise(raw[pc]) for pc in main], [normalise(raw[pc]) for pc in rest]
+        return [self.normalised[pc] for pc in main], [self.normalised[pc] for pc in rest]
 
     def paths(self, guide: "Listing | None" = None) -> tuple[list[int], list[int]]:
         """The instructions that are not counting, split: the main path,
@@ -149,16 +181,7 @@ class Listing:
         build of the function), going where the guide's main path goes next,
         as gcc may invert a branch when the code around it changes; and the
         rest, in the order laid out."""
-        order = [pc for pc, _ in self.instructions]
-        at = {pc: i for i, pc in enumerate(order)}
-        raw = dict(self.instructions)
-
-        def jumped_to(pc: int) -> int:
-            return at.get(int(_TARGET.search(raw[pc])[0][:16], 16), len(order))
-
-        def within(text: str) -> bool:
-            target = _TARGET_NAME.match(text)
-            return bool(target) and target[1] == self.function
+        order = self._order
 
         def lands(i: int) -> str | None:
             """The shape of the first instruction run from order[i] on that
@@ -166,37 +189,32 @@ class Listing:
             seen = set()
             while i < len(order) and i not in seen:
                 seen.add(i)
-                pc, text = order[i], normalise(raw[order[i]])
-                if within(text):
-                    i = jumped_to(pc)
-                elif pc in self.counting:
+                if self._jumps_within(order[i]):
+                    i = self._jumped_to(order[i])
+                elif order[i] in self.counting:
                     i += 1
                 else:
-                    return branchless(shape(text))
+                    return self._shape(order[i])
             return None
 
-        expected = []       # the guide's main path: (shape, may be counting)
-        if guide is not None:
-            guide_raw = dict(guide.instructions)
-            expected = [(branchless(shape(normalise(guide_raw[pc]))), pc in guide.maybe)
-                        for pc in guide.paths()[0]]
+        # The guide's main path: (shape, may be counting).
+        expected = [] if guide is None else \
+            [(guide._shape(pc), pc in guide.maybe) for pc in guide.paths()[0]]
         path, on_path, taken, i, g = [], set(), set(), 0, 0
         while i < len(order) and order[i] not in on_path:
             pc = order[i]
             path.append(pc)
             on_path.add(pc)
-            text = normalise(raw[pc])
-            target = _TARGET_NAME.match(text)
-            if text.startswith("ret") or target and target[1] != self.function:
+            if self._exits(pc):
                 break
-            if target:
+            if self._jumps_within(pc):
                 taken.add(pc)
-                i = jumped_to(pc)
+                i = self._jumped_to(pc)
                 continue
             if expected and pc not in self.counting:
                 # Step over the guide's instructions that may be counting
                 # code and are not this one, then past this one.
-                mine, k = branchless(shape(text)), g
+                mine, k = self._shape(pc), g
                 while k < len(expected) and expected[k][0] != mine and expected[k][1]:
                     k += 1
                 if k < len(expected) and expected[k][0] == mine:
@@ -207,40 +225,33 @@ class Listing:
                 while k < len(expected) and expected[k][1]:
                     k += 1
                 wanted = {shaped for shaped, _ in expected[g:k + 1]}
-                if _BRANCH.match(text) and lands(i + 1) not in wanted and \
-                        lands(jumped_to(pc)) in wanted:
-                    i = jumped_to(pc)
+                if _BRANCH.match(self.normalised[pc]) and lands(i + 1) not in wanted and \
+                        lands(self._jumped_to(pc)) in wanted:
+                    i = self._jumped_to(pc)
                     continue
             i += 1
         return ([pc for pc in path if pc not in self.counting and pc not in taken],
                 [pc for pc in order if pc not in on_path and pc not in self.counting])
 
-
     def copies(self) -> collections.Counter:
         """The shapes of the instructions (control transfers left out) in a
-        second copy of a run: COPIED_BLOCK or more instructions
-        that are not counting, followed as they run (jumps within the
-        function taken, conditional branches falling through), the same as a
-        run that begins elsewhere in the function, as gcc duplicates a
-        shared tail (an unlock and its epilogue) into each path that
-        reaches it."""
-        order = [pc for pc, _ in self.instructions]
-        at = {pc: i for i, pc in enumerate(order)}
-        raw = dict(self.instructions)
-        text = {pc: normalise(t) for pc, t in self.instructions}
+        second copy of a run: COPIED_BLOCK or more instructions that are not
+        counting, followed as they run (jumps within the function taken,
+        conditional branches falling through), the same as a run that
+        begins elsewhere in the function, as gcc duplicates a shared tail
+        (an unlock and its epilogue) into each path that reaches it."""
+        order = self._order
 
         def run(i: int) -> tuple[tuple[str, ...], set[int]]:
             shapes_run, ran = [], set()
             while i < len(order) and len(shapes_run) < COPIED_BLOCK and i not in ran:
                 ran.add(i)
-                pc = order[i]
-                target = _TARGET_NAME.match(text[pc])
-                if target and target[1] == self.function:
-                    i = at.get(int(_TARGET.search(raw[pc])[0][:16], 16), len(order))
+                if self._jumps_within(order[i]):
+                    i = self._jumped_to(order[i])
                     continue
-                if pc not in self.counting:
-                    shapes_run.append(branchless(shape(text[pc])))
-                    if text[pc].startswith("ret") or target:
+                if order[i] not in self.counting:
+                    shapes_run.append(self._shape(order[i]))
+                    if self._exits(order[i]):
                         break
                 i += 1
             return tuple(shapes_run), ran
@@ -248,7 +259,7 @@ class Listing:
         first: dict[tuple[str, ...], set[int]] = {}
         copied: set[int] = set()
         for i, pc in enumerate(order):
-            if pc in self.counting or _LINKS.match(text[pc]):
+            if pc in self.counting or _LINKS.match(self.normalised[pc]):
                 continue
             shapes_run, ran = run(i)
             if len(shapes_run) < COPIED_BLOCK:
@@ -257,8 +268,8 @@ class Listing:
                 copied |= ran - first[shapes_run]
             first.setdefault(shapes_run, ran)
         return collections.Counter(
-            shape(text[order[i]]) for i in sorted(copied)
-            if order[i] not in self.counting and not _LINKS.match(text[order[i]]))
+            shape(self.normalised[order[i]]) for i in sorted(copied)
+            if order[i] not in self.counting and not _LINKS.match(self.normalised[order[i]]))
 
 
 def listing(kernel_dir: Path, function: str) -> Listing | None:
@@ -297,10 +308,9 @@ def differences(counting: Listing, measuring: Listing) -> list[str]:
     name = measuring.function
     found = [f"{name}: counting code in the measuring build at {pc:#x}: {text}"
              for pc, text in measuring.instructions if pc in measuring.counting]
-    raw = dict(counting.instructions)
     our_main, our_rest_pcs = counting.paths()
-    ours, our_rest = [normalise(raw[pc]) for pc in our_main], \
-        [normalise(raw[pc]) for pc in our_rest_pcs]
+    ours, our_rest = [counting.normalised[pc] for pc in our_main], \
+        [counting.normalised[pc] for pc in our_rest_pcs]
     theirs, their_rest = measuring.main_path(counting)
     optional = [pc in counting.maybe for pc in our_main]
     ours, optional = [t for t in ours if not _SAVES.match(t)], \
@@ -318,7 +328,7 @@ def differences(counting: Listing, measuring: Listing) -> list[str]:
     # What one build's out-of-line paths hold more of, beyond the copies
     # of blocks it lays out twice (and, the counting build's, beyond what
     # may be counting code).
-    maybe_rest = shapes([normalise(raw[pc]) for pc in our_rest_pcs if pc in counting.maybe])
+    maybe_rest = shapes([counting.normalised[pc] for pc in our_rest_pcs if pc in counting.maybe])
     only_ours = shapes(our_rest) - shapes(their_rest) - counting.copies() - maybe_rest
     only_theirs = shapes(their_rest) - shapes(our_rest) - measuring.copies()
     if only_ours or only_theirs:
