@@ -92,7 +92,7 @@ def jump(to: int) -> str:
     return f"jmp {K + to:016x} <pte_chain_remove+{to:#x}>"
 
 
-# The main path of MEASURING with its walk's first load moved out of line:
+# The main path of MEASURING with its load of the chain's head moved out of line:
 # jumped to after the lock's branch, and back.
 MOVED = ["push %rbp", "lock btsq $0x18,(%rdi)", "jb ffffffff811430b5 <pte_chain_remove+0x75>",
          jump(10), "lea 0x38(%rbx),%rcx", "mov 0x8(%rsi),%rdx", "mov %rsi,%rax",
@@ -131,7 +131,7 @@ INVERTED = ["push %rbp", "lock btsq $0x18,(%rdi)",
             "jmp ffffffff8116dc80 <kmem_cache_free>"]
 
 
-def test_the_main_path_goes_where_the_other_builds_goes_at_an_inverted_branch():
+def test_the_main_path_goes_where_the_other_build_goes_at_an_inverted_branch():
     main, rest = listing(INVERTED).main_path(listing(COUNTING, COUNTED))
     assert main[3:] == listing(MEASURING).main_path()[0][3:]
     assert rest[0] == "pause"
