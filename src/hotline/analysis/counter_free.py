@@ -309,12 +309,11 @@ def differences(counting: Listing, measuring: Listing) -> list[str]:
     found = [f"{name}: counting code in the measuring build at {pc:#x}: {text}"
              for pc, text in measuring.instructions if pc in measuring.counting]
     our_main, our_rest_pcs = counting.paths()
+    our_main = [pc for pc in our_main if not _SAVES.match(counting.normalised[pc])]
     ours, our_rest = [counting.normalised[pc] for pc in our_main], \
         [counting.normalised[pc] for pc in our_rest_pcs]
-    theirs, their_rest = measuring.main_path(counting)
     optional = [pc in counting.maybe for pc in our_main]
-    ours, optional = [t for t in ours if not _SAVES.match(t)], \
-        [o for t, o in zip(ours, optional) if not _SAVES.match(t)]
+    theirs, their_rest = measuring.main_path(counting)
     theirs = [t for t in theirs if not _SAVES.match(t)]
 
     def shaped(texts: list[str]) -> list[str]:

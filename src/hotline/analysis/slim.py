@@ -328,18 +328,17 @@ def runs_of_spec(spec_path: Path, results: Path, target: Path) -> None:
     earlier version."""
     from hotline.experiment.planning import load_spec, plan
     _check_gathered(results)
-    planned = {run.run_id for run in plan(load_spec(Path(spec_path)))}
+    planned = pa.array(sorted({run.run_id for run in plan(load_spec(Path(spec_path)))}))
     target = outputs.make_dir(Path(target))
     runs = pq.read_table(Path(results) / "runs.parquet")
     for path in sorted(Path(results).glob("*.parquet")):
         if path.stem != "runs":
             table = pq.read_table(path)
             if "run" in table.column_names:
-                table = table.filter(pc.is_in(table["run"], pa.array(sorted(planned))))
+                table = table.filter(pc.is_in(table["run"], planned))
             with outputs.replacing(target / path.name) as partial:
                 pq.write_table(table, partial)
-    sealed.write_index(target, "runs.parquet",
-                       runs.filter(pc.is_in(runs["run_id"], pa.array(sorted(planned)))))
+    sealed.write_index(target, "runs.parquet", runs.filter(pc.is_in(runs["run_id"], planned)))
 
 
 def _check_gathered(source: Path) -> None:
