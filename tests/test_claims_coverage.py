@@ -139,3 +139,15 @@ def test_the_tiny_o3_experiment_has_every_o3_run_the_script_storm_claims_need():
         assert covered(need, plan(load_spec(experiments / "claims-o3-tiny.toml")), True) == \
             set(need.variants), claim
         assert not covered(need, plan(load_spec(experiments / "claims-o3-tiny-32b.toml")), True)
+
+
+def test_the_c3_experiment_repeats_every_run_c3_needs_where_cpus_run_at_once():
+    """claims-gem5-c3 gives C3 five runs where CPUs run at once: every run
+    C3 needs, on gem5's cores (which contend as hardware does, unlike
+    QEMU's vCPU turns), each cell five times."""
+    spec = load_spec(paths.REPO / "configs" / "experiments" / "claims-gem5-c3.toml")
+    runs = plan(spec)
+    assert spec.backend == "gem5" and spec.repeats == 5
+    for need in CLAIMS["C3"].needs:
+        assert covered(need, runs, None) == set(need.variants), need
+    assert {r.repeat for r in runs} == set(range(5))

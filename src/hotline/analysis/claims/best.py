@@ -9,7 +9,10 @@ verdicts it gives; the first difference decides):
 
 1. A check that measured something (its figure is not "-") over one that
    did not: a column without the claim's runs, or a backend that cannot
-   give its measure, is no evidence.
+   give its measure, is no evidence.  A backend's figures that the claim's
+   module shows while saying the backend cannot give its measure (C3's
+   contention on QEMU's vCPU turns: Measured.cannot_measure) rank with
+   those not measured.
 2. The measure the claim is about over a stand-in.  The seeds measured
    time, so a check decided on time as gem5's O3 cores measure it (their
    cycle profile, or C6's sampled spin time: TIME_MEASURES) comes before
@@ -128,7 +131,7 @@ def on_time(check: Check) -> bool:
 
 def _preference(order: int, column_: Column, check: Check) -> tuple:
     """The rule of the module's docstring as a sort key, larger first."""
-    return (measured(check), on_time(check), check.verdict != INCONCLUSIVE,
+    return (measured(check) and not check.cannot_measure, on_time(check), check.verdict != INCONCLUSIVE,
             min(check.repeats, 5), column_.sizes[check.claim].work, check.repeats, -order)
 
 

@@ -69,6 +69,7 @@ class Decided:
     repeats: int            # the runs of each cell
     measure: str            # what decided, e.g. "modelled cycles"
     numbers: dict = field(default_factory=dict)
+    cannot_measure: bool = False    # Measured.cannot_measure in any repeat
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,7 @@ class Check:
     measure: str
     control: Decided | None     # the rule on the control's design
     control_note: str           # what the control is, or why there is none
+    cannot_measure: bool = False    # the backend cannot give the claim's measure
 
 
 def decide(claim: Claim, results: Results, design: str) -> Decided:
@@ -115,7 +117,8 @@ def decide(claim: Claim, results: Results, design: str) -> Decided:
     assert verdict in VERDICTS, verdict
     numbers = {**measured[0].numbers,
                "intervals": {k: (v.mean, v.low, v.high, v.n) for k, v in intervals.items()}}
-    return Decided(design, text, verdict, reason, len(measured), measured[0].measure, numbers)
+    return Decided(design, text, verdict, reason, len(measured), measured[0].measure, numbers,
+                   any(m.cannot_measure for m in measured))
 
 
 def check(claim: Claim, results: Results) -> Check:
@@ -126,4 +129,4 @@ def check(claim: Claim, results: Results) -> Check:
     return Check(claim.id, claim.title, SEED_FILES[claim.seed], claim.experiment,
                  claim.seed_figure, main.measured, main.verdict, claim.rule.text(),
                  main.reason, claim.evidence, main.numbers, main.repeats, main.measure,
-                 control, note)
+                 control, note, main.cannot_measure)

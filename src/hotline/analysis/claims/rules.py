@@ -302,3 +302,6 @@ class Measured:
     numbers: dict = field(default_factory=dict)
     measure: str = ""       # what decided: "modelled cycles", "simulated time", ...
     reason: str = ""        # why the rule cannot decide on these figures ("" if it can)
+    # The backend cannot give the claim's measure (its reason says why): the
+    # figures are shown and are no evidence (claims/best.py, rule 1).
+    cannot_measure: bool = False
