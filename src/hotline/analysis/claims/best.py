@@ -131,8 +131,9 @@ def on_time(check: Check) -> bool:
 
 def _preference(order: int, column_: Column, check: Check) -> tuple:
     """The rule of the module's docstring as a sort key, larger first."""
-    return (measured(check) and not check.cannot_measure, on_time(check), check.verdict != INCONCLUSIVE,
-            min(check.repeats, 5), column_.sizes[check.claim].work, check.repeats, -order)
+    return (measured(check) and not check.cannot_measure, on_time(check),
+            check.verdict != INCONCLUSIVE, min(check.repeats, 5),
+            column_.sizes[check.claim].work, check.repeats, -order)
 
 
 def verdicts(claims: list[Claim], columns: list[Column]) -> list[Verdict]:
