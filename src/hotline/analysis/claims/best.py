@@ -11,8 +11,8 @@ verdicts it gives; the first difference decides):
    did not: a column without the claim's runs, or a backend that cannot
    give its measure, is no evidence.  A backend's figures that the claim's
    module shows while saying the backend cannot give its measure (C3's
-   contention on QEMU's vCPU turns: Measured.cannot_measure) rank with
-   those not measured.
+   and C6's contention on QEMU's vCPU turns: Measured.cannot_measure)
+   rank with those not measured.
 2. The measure the claim is about over a stand-in.  The seeds measured
    time, so a check decided on time as gem5's O3 cores measure it (their
    cycle profile, or C6's sampled spin time: TIME_MEASURES) comes before

@@ -113,7 +113,8 @@ def figures(results: Results, design: str) -> Measured | str:
     runs = runs[runs["variant"].isin([design, UNBATCHED]) & ~runs["run_id"].isin(profiled)]
     reclaimed = [(summary or {}).get("pages_reclaimed")
                  for summary in runs.loc[runs["variant"] == design, "summary"]]
-    if made_without(results, runs["run_id"], "contends_as_hardware"):
+    cannot = made_without(results, runs["run_id"], "contends_as_hardware")
+    if cannot:
         why = QEMU_CANNOT
     elif not contended[UNBATCHED]:
         why = f"{UNBATCHED} saw no contention"
@@ -131,7 +132,7 @@ def figures(results: Results, design: str) -> Measured | str:
                      "spin_unbatched": spun[UNBATCHED], "spin": spun[design]},
                     {"acquisitions": acquisitions, "contended": contended, "spin": spun},
                     f"kernel counters; spin time: {SPIN_MEASURE}" if timed
-                    else "kernel counters", why)
+                    else "kernel counters", why, cannot_measure=cannot)
 
 
 def describe(f, numbers) -> str:
