@@ -162,7 +162,8 @@ O3_TINY_VERDICTS = {"C1": SUPPORTED, "C4": NOT_SUPPORTED, "C9": NOT_SUPPORTED}
 # analysis/o3-tiny-32b-results, the 32-byte lines' O3 twin.
 O3_TINY_32B_VERDICTS = {"C1": SUPPORTED, "C4": NOT_SUPPORTED}
 # analysis/gem5-smoke-results: none (C6 was supported until its rule took in
-# the spin time, which these runs, without a cycle profile, do not measure).
+# the spin time, which these runs, without a cycle profile, do not measure;
+# C3's first repeat contends too few chain locks to average their spins).
 GEM5_SMOKE_VERDICTS: dict = {}
 # analysis/gem5-lru-replacement-results: C6, every cut past half the seed's.
 GEM5_LRU_VERDICTS = {"C6": SUPPORTED}

@@ -193,6 +193,9 @@ SOURCES: dict[str, Callable[[], Tables]] = {
     "o3 smoke, 32-byte lines": lambda: Tables.of("o3-smoke-32b-results", (), "forkstorm",
                                                  (CHAIN,)),
     "qemu smoke fork storm": lambda: Tables.of("smoke-results", (), "forkstorm", (CHAIN,)),
+    # and gem5's timing cores, five repeats
+    "gem5 timing fork storm": lambda: Tables.of("gem5-smoke-results", (), "forkstorm",
+                                                (CHAIN,)),
     # C4: QEMU's five woven repeats, the chain functions' misses
     "qemu fork storm repeats": lambda: Tables.of(
         "repeats-smoke-results", ("misses", "instructions"), "forkstorm", (CHAIN, HASHLOCK),
@@ -680,6 +683,18 @@ CASES = [
     Case("C3", "o3 smoke, 64-byte lines", chain_lock(spins=1.05), NOT_SUPPORTED,
          "21.3 spins"),
     Case("C3", "o3 smoke, 64-byte lines", chain_lock(spins=2.2), SUPPORTED, "44.7 spins"),
+    # gem5's timing cores, five repeats: 22, 72, 170, 62 and 51 contended
+    # locks, 9.8 (2.5-17.1) spins each.
+    Case("C3", "gem5 timing fork storm", unchanged, INCONCLUSIVE,
+         "one repeat contends 22 locks, under 30", reason="in 1 of 5 repeats: 22 chain locks"),
+    Case("C3", "gem5 timing fork storm", chain_lock(contended=1.5), NOT_SUPPORTED,
+         "half as many again contended, each repeat 30 or more: 9.8 spins (2.5-17.1)"),
+    Case("C3", "gem5 timing fork storm", chain_lock(spins=5, contended=1.5), INCONCLUSIVE,
+         "spinning five times as long: 49 spins, the interval holding both thresholds"),
+    Case("C3", "gem5 timing fork storm", chain_lock(spins=20, contended=1.5), SUPPORTED,
+         "spinning twenty times as long, as the 32-byte O3 run's 158"),
+    Case("C3", "gem5 timing fork storm", chain_lock(contended_count=20000, spins=5),
+         NOT_SUPPORTED, "12.4% of locks contended in every repeat, spinning 49 times"),
     Case("C3", "qemu smoke fork storm", unchanged, INCONCLUSIVE, "QEMU's 1.0 spin"),
     Case("C3", "qemu smoke fork storm", chain_lock(spins=100, contended=10), INCONCLUSIVE,
          "QEMU's: 100 spins per contended lock decide nothing there"),

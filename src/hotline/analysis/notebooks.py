@@ -50,7 +50,7 @@ EXPECTED = {"expected: claims-smoke (committed)": paths.REPO / "analysis" / "smo
                 paths.REPO / "analysis" / "seed-forkstorm-results",
             "expected: claims-32b, 32-byte lines (committed)":
                 paths.REPO / "analysis" / "32b-smoke-results",
-            "expected: claims-gem5, LRU writers on gem5 (committed)":
+            "expected: claims-gem5 and claims-gem5-c3, timing cores (committed)":
                 paths.REPO / "analysis" / "gem5-smoke-results",
             "expected: claims-o3-tiny-32b, gem5 O3 on 32-byte lines (committed)":
                 paths.REPO / "analysis" / "o3-tiny-32b-results",

@@ -109,9 +109,13 @@ def decide(claim: Claim, results: Results, design: str) -> Decided:
                                    claim.kinds.get(name, MEAN))
                  for name in sorted(names)}
     text = claim.describe(intervals, measured[0].numbers)
-    undecided = next((m.reason for m in measured if m.reason), "")
+    undecided = [m.reason for m in measured if m.reason]
     if undecided:
-        verdict, reason = INCONCLUSIVE, undecided
+        # One repeat that cannot be decided leaves the claim undecided; the
+        # reason says how many were so where not all.
+        some = f"in {len(undecided)} of {len(measured)} repeats: " \
+            if len(undecided) < len(measured) else ""
+        verdict, reason = INCONCLUSIVE, some + undecided[0]
     else:
         verdict, reason = claim.rule.verdict(intervals)
     assert verdict in VERDICTS, verdict
