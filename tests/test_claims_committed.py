@@ -131,18 +131,19 @@ def test_the_o3_results_decide_c1_c2_c4_c8_c9_and_c11_on_time_with_intervals(tmp
     each (the memory's latency jittered in every one), each share with its
     95% interval, and without the kernels' builds (an empty cache: the locks
     and unlocks are found in the committed code table, unlock_page's copies
-    in the committed inlined table).  C2 on the tiny fork storm's measuring
+    in the committed inlined table). C2 on the tiny fork storm's measuring
     build: the add path's unlock costs what its lock does, as the seed's
     did, but so does the remove path's, where the seed's cost a sixth of its
     lock, so the model cannot decide C2; C1 on the system cycles of both
     kernels; C11 on the seed's forkwait (123 timer ticks), undecided: its
-    busy cycles 3.4% cheaper with the cache and its elapsed ones 1.8% dearer,
-    each interval holding a threshold; C8 on the one-script storm's cycles, undecided; C4 on the chain
-    lock's cycles in the measuring build, not supported on either reading of
-    "stolen": the lock misses in 0.16% of its executions, 0.17% of its cycles
-    wait for a miss of any cause, 58% are at its fences; C9 refuted: legacy's unlock_page costs
-    what wordop's does, within a fifth of the model's forwarding stall (8.0
-    cycles), gem5's locked instructions being fenced (the host's are not)."""
+    busy cycles 3.4% cheaper with the cache and its elapsed ones 1.8%
+    dearer, each interval holding a threshold; C8 on the one-script storm's
+    cycles, undecided; C4 on the chain lock's cycles in the measuring build,
+    not supported on either reading of "stolen": the lock misses in 0.16% of
+    its executions, 0.17% of its cycles wait for a miss of any cause, 58%
+    are at its fences; C9 refuted: legacy's unlock_page costs what wordop's
+    does, within a fifth of the model's forwarding stall (8.0 cycles),
+    gem5's locked instructions being fenced (the host's are not)."""
     checks = committed_checks(O3_TINY, tmp_path, monkeypatch)
     c1, c2, c4, c9, c11 = (checks[c] for c in ("C1", "C2", "C4", "C9", "C11"))
     assert decided(checks) == O3_TINY_VERDICTS
