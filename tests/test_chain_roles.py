@@ -146,14 +146,11 @@ DOC_ROLES = {"lock": "lock", "after lock": "instruction after the lock",
              "after unlock": "instruction after the unlock"}
 
 
-def test_docs_role_table_is_the_committed_measuring_runs():
-    """docs/claims.md's table of the seed's two listings by role, row by
-    row, from the committed cycle profile and code of
-    pte-chain-inpage-nocounters: exact and skid shares, the seed's beside
-    them ('-' where the seed has no row in a role, blank where the function
-    has no such role)."""
+def committed_roles(variant: str) -> dict[str, pd.DataFrame]:
+    """{function: its role table} of the variant's committed run on the
+    seeds' machine, from its cycle profile and code."""
     results = Results(P6)
-    run = results.select(results.ok, variant="pte-chain-inpage-nocounters")["run_id"].item()
+    run = results.select(results.ok, variant=variant)["run_id"].item()
     cycles, code = results.table("cycles"), results.table("code")
     tables = {}
     for symbol in ("pte_chain_add", "pte_chain_remove"):
@@ -161,6 +158,16 @@ def test_docs_role_table_is_the_committed_measuring_runs():
         tables[symbol] = seed_listing.by_role(
             symbol, int(mine["pc"].min()), {int(r.pc): r.text for r in mine.itertuples()},
             cycles[(cycles["run"] == run) & (cycles["symbol"] == symbol)]).set_index("role")
+    return tables
+
+
+def test_docs_role_table_is_the_committed_measuring_runs():
+    """docs/claims.md's table of the seed's two listings by role, row by
+    row, from the committed cycle profile and code of
+    pte-chain-inpage-nocounters: exact and skid shares, the seed's beside
+    them ('-' where the seed has no row in a role, blank where the function
+    has no such role)."""
+    tables = committed_roles("pte-chain-inpage-nocounters")
 
     def cells(symbol: str, role: str) -> list[str]:
         if role not in tables[symbol].index:
@@ -172,4 +179,30 @@ def test_docs_role_table_is_the_committed_measuring_runs():
     for role, words in DOC_ROLES.items():
         line = "| " + " | ".join([words, *cells("pte_chain_add", role),
                                   *cells("pte_chain_remove", role)]) + " |"
+        assert line in text, line
+
+
+# Each pte_chain design whose lock and unlock are 2.5.27's, its measuring
+# build: (function, role, view) in the order of docs/claims.md's columns.
+DESIGN_COLUMNS = [("pte_chain_add", "lock", "exact"), ("pte_chain_add", "unlock", "exact"),
+                  ("pte_chain_add", "after lock", "skid"),
+                  ("pte_chain_add", "after unlock", "skid"),
+                  ("pte_chain_remove", "lock", "exact"), ("pte_chain_remove", "walk", "exact"),
+                  ("pte_chain_remove", "unlock", "exact"),
+                  ("pte_chain_remove", "after lock", "skid"),
+                  ("pte_chain_remove", "after unlock", "skid")]
+DESIGNS = ["pte-chain-inpage-nocounters", "pte-chain-inpage-locked-nocounters",
+           "pte-chain-nocounters", "pte-chain-direct-nocounters"]
+
+
+def test_docs_table_of_every_designs_roles_is_the_committed_runs():
+    """docs/claims.md's table of the lock's and unlock's shares in each
+    pte_chain design's measuring build on the seeds' machine, row by row
+    from the committed runs."""
+    text = (paths.REPO / "docs" / "claims.md").read_text()
+    for variant in DESIGNS:
+        tables = committed_roles(variant)
+        cells = [seed_listing.share(tables[symbol].loc[role, view])
+                 for symbol, role, view in DESIGN_COLUMNS]
+        line = "| " + " | ".join([f"`{variant}`", *cells]) + " |"
         assert line in text, line
